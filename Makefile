@@ -1,0 +1,48 @@
+# memcurator: `make demo` runs the main job on a generated fleet; `make test` runs the tests.
+# Every target sets up .venv from the lock file first, so a fresh machine needs Python 3.11 and make.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+UV_VERSION := 0.13.9
+export MEMCURATOR_HOME ?= $(CURDIR)/.memcurator
+export DAGSTER_HOME ?= $(MEMCURATOR_HOME)/dagster
+
+.PHONY: setup demo test test-shared eval ui sql bench clean lock
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.lock pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.lock
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
+	touch $@
+
+## Generate the seeded demo fleet, land it, run the nightly job, print a summary.
+demo: setup
+	$(BIN)/memcurator demo
+
+## The test suite that needs nothing outside the repository.
+test: setup
+	$(BIN)/pytest -m "not shared_data" -q
+
+## Tests on the real external files in ../shared/data.
+test-shared: setup
+	$(BIN)/pytest -m shared_data -q
+
+## Dagster UI on http://127.0.0.1:3000 (schedule and sensors on by default).
+ui: setup
+	$(BIN)/memcurator init
+	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+
+## SQL shell on the published (read-only) snapshot of the store.
+sql: setup
+	$(BIN)/duckdb -readonly $(MEMCURATOR_HOME)/published/store.duckdb
+
+## Re-pin requirements.lock from requirements.in.
+lock: setup
+	$(BIN)/uv pip compile requirements.in -o requirements.lock --python-version 3.11
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,36 @@
+"""Publish stage: analyst views and the read-only snapshot readers use."""
+
+
+import dagster as dg
+
+from assets._tables import OWNERS
+from memcurator import sql, store
+from pipelines.partitions import nightly_partitions
+from pipelines.resources import StoreResource
+
+
+def published_store_asset(upstream: list[dg.AssetKey]) -> dg.AssetsDefinition:
+    @dg.asset(
+        key=["analyst", "published_store"],
+        group_name="publish",
+        kinds={"duckdb"},
+        owners=OWNERS,
+        deps=upstream,
+        partitions_def=nightly_partitions,
+    )
+    def published_store(store_resource: StoreResource) -> dg.MaterializeResult:
+        """One file: published/store.duckdb, the read-only snapshot for analysts and recall().
+
+        Recreates the `analyst` views, checkpoints the store, copies it and renames the copy into
+        place, so a reader never takes the writer's lock and never sees a half-written table.
+        """
+        home = store_resource.paths
+        with store_resource.writer() as conn:
+            store.create_analyst_views(conn, sql.load("analyst_views").split(";"))
+        path = store.publish(home.store, home.published)
+        return dg.MaterializeResult(metadata={
+            "path": dg.MetadataValue.path(str(path)),
+            "bytes": dg.MetadataValue.int(path.stat().st_size),
+        })
+
+    return published_store

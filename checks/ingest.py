@@ -1,0 +1,49 @@
+"""Checks on the raw layer: uniqueness and conservation of every landed line."""
+
+from checks._sql import schema_check, violation_check
+from memcurator.tables import CURATOR_DECISIONS, EVENTS
+
+event_ids_are_unique = violation_check(
+    ["raw", "events"], "event_ids_are_unique",
+    "No event id appears twice in raw.events.",
+    "select count(*) from (select event_id from raw.events group by 1 having count(*) > 1)",
+    "select event_id, count(*) from raw.events group by 1 having count(*) > 1 limit 10",
+)
+
+every_landed_line_is_accounted_for = violation_check(
+    ["raw", "events"], "every_landed_line_is_accounted_for",
+    "Conservation: for every landed file, lines = new events + duplicates + quarantined lines, and "
+    "the counts match the rows in raw.events and raw.quarantine.",
+    """
+    with events_per_file as (
+        select source_file, count(*) as n from raw.events group by 1
+    ), quarantine_per_file as (
+        select source_file, count(*) as n from raw.quarantine group by 1
+    )
+    select count(*)
+    from raw.landed_files as f
+    left join events_per_file as e using (source_file)
+    left join quarantine_per_file as q using (source_file)
+    where f.lines <> f.valid_events + f.duplicate_events + f.quarantined_lines
+       or (f.source_file not like 'decisions/%' and coalesce(e.n, 0) <> f.valid_events)
+       or coalesce(q.n, 0) <> f.quarantined_lines
+    """,
+    "select * from raw.landed_files where lines <> valid_events + duplicate_events + quarantined_lines limit 10",
+)
+
+quarantine_share_is_small = violation_check(
+    ["raw", "events"], "quarantine_share_is_small",
+    "Soft signal: under 5 % of landed lines are quarantined (a writer is probably broken above it).",
+    "select case when sum(quarantined_lines) > 0.05 * greatest(sum(lines), 1) then 1 else 0 end from raw.landed_files",
+    "select reason, count(*) from raw.quarantine group by 1 order by 2 desc",
+    blocking=False,
+)
+
+decision_ids_are_unique = violation_check(
+    ["raw", "curator_decisions"], "decision_ids_are_unique",
+    "No curator decision id appears twice.",
+    "select count(*) from (select decision_id from raw.curator_decisions group by 1 having count(*) > 1)",
+)
+
+events_schema = schema_check(EVENTS)
+decisions_schema = schema_check(CURATOR_DECISIONS)

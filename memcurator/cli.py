@@ -1,0 +1,150 @@
+"""The memcurator command line: everything a user does outside the Dagster UI."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table as RichTable
+
+from memcurator import store
+from memcurator.home import Home
+
+app = typer.Typer(help="Nightly offline curation of AI-agent memory stores.", no_args_is_help=True,
+                  add_completion=False)
+console = Console()
+
+HomeOption = typer.Option(None, "--home", help="State folder (default: $MEMCURATOR_HOME or ./.memcurator).")
+
+
+def _home(path: Optional[Path]) -> Home:
+    return Home.from_env(path).ensure()
+
+
+def _yesterday() -> str:
+    return (datetime.now(timezone.utc).date() - timedelta(days=1)).isoformat()
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=console)
+
+
+@app.command()
+def init(home: Optional[Path] = HomeOption) -> None:
+    """Create the home folder layout (landing, decisions, lake, DAGSTER_HOME with its settings)."""
+    h = _home(home)
+    console.print(f"home ready: {h.root}")
+
+
+@app.command()
+def demo(
+    writes: int = typer.Option(50_000, help="Memory writes to generate."),
+    namespaces: int = typer.Option(8, help="Namespaces (tenants/users/fleets)."),
+    days: int = typer.Option(120, help="Days of history."),
+    seed: int = typer.Option(7, help="Random seed; same seed and end date give the same files."),
+    end: Optional[str] = typer.Option(None, help="Last day of the fleet (default: yesterday, UTC)."),
+    home: Optional[Path] = HomeOption,
+) -> None:
+    """Generate a seeded demo fleet, land it, run the nightly job for its last day, print a summary."""
+    from memcurator import demo as demo_fleet
+
+    h = _home(home)
+    end_day = end or _yesterday()
+    with _progress() as progress:
+        task = progress.add_task("generating fleet", total=writes)
+        truth = demo_fleet.generate(h.landing, h.truth, writes=writes, namespaces=namespaces, days=days,
+                                    seed=seed, end=date.fromisoformat(end_day),
+                                    progress=lambda n: progress.advance(task, n))
+    console.print(f"landed {truth.events + truth.malformed_lines:,} lines ({truth.malformed_lines} malformed) "
+                  f"in {h.landing / 'demo'}; ground truth in {h.truth / 'demo_truth.json'}")
+    _run_and_report(h, end_day)
+
+
+@app.command()
+def land(paths: list[Path] = typer.Argument(..., help="Transcript files (JSONL, optionally .gz)."),
+         home: Optional[Path] = HomeOption) -> None:
+    """Copy transcript files into the landing folder (never edited after landing)."""
+    h = _home(home)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    target = h.landing / stamp
+    target.mkdir(parents=True, exist_ok=True)
+    for path in paths:
+        shutil.copy2(path, target / path.name)
+    console.print(f"landed {len(paths)} file(s) in {target}")
+
+
+@app.command()
+def run(night: Optional[str] = typer.Option(None, help="Night to build (YYYY-MM-DD); default yesterday UTC."),
+        home: Optional[Path] = HomeOption) -> None:
+    """Run the nightly job in-process for one night (ingest, derive, check, publish)."""
+    _run_and_report(_home(home), night or _yesterday())
+
+
+def _run_and_report(h: Home, night: str) -> None:
+    from memcurator.runner import run_nightly
+
+    with console.status(f"running nightly_curation for {night}"):
+        outcome = run_nightly(h, night)
+    failed_checks = [c for c in outcome.checks if not c[2]]
+    colour = "green" if outcome.success else "red"
+    console.print(f"[{colour}]nightly_curation {night}: {'success' if outcome.success else 'FAILED'}[/] "
+                  f"(run {outcome.run_id[:8]}, {len(outcome.checks)} checks, {len(failed_checks)} not passing)")
+    for asset, name, _ in failed_checks:
+        console.print(f"  [yellow]check not passing[/]: {asset} {name}")
+    for step in outcome.failed_steps:
+        console.print(f"  [red]step failed[/]: {step}")
+    if outcome.success:
+        summary(h)
+    else:
+        raise typer.Exit(1)
+
+
+def summary(h: Home) -> None:
+    with store.connect(h.published, read_only=True) as conn:
+        tables = conn.execute(
+            "select table_schema, table_name from information_schema.tables "
+            "where table_schema in ('raw', 'core', 'mart') and table_type = 'BASE TABLE' order by 1, 2").fetchall()
+        grid = RichTable(title="store", show_lines=False)
+        grid.add_column("table")
+        grid.add_column("rows", justify="right")
+        for schema, name in tables:
+            n = conn.execute(f'select count(*) from "{schema}"."{name}"').fetchone()[0]
+            grid.add_row(f"{schema}.{name}", f"{n:,}")
+        console.print(grid)
+        reasons = conn.execute("select reason, count(*) from raw.quarantine group by 1 order by 2 desc").fetchall()
+        if reasons:
+            console.print("quarantined: " + ", ".join(f"{r} {n}" for r, n in reasons))
+    console.print(f"store: {h.store}\nanalyst snapshot: {h.published}  (make sql)\n"
+                  f"UI: make ui  → http://127.0.0.1:3000 (asset lineage, checks, runs)")
+
+
+@app.command()
+def status(home: Optional[Path] = HomeOption) -> None:
+    """Print table sizes, quarantine reasons and failed-run alerts from the published snapshot."""
+    h = _home(home)
+    if not h.published.exists():
+        console.print("no published store yet: run `memcurator run` or `memcurator demo`")
+        raise typer.Exit(1)
+    summary(h)
+    alerts = h.root / "alerts.jsonl"
+    if alerts.exists():
+        console.print(f"[red]failed runs recorded in {alerts}[/]:")
+        console.print(alerts.read_text())
+
+
+@app.command()
+def catalogue() -> None:
+    """Print the table catalogue (markdown) generated from the table declarations."""
+    from memcurator.catalogue import markdown
+
+    print(markdown())
+
+
+if __name__ == "__main__":
+    app()

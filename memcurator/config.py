@@ -1,0 +1,58 @@
+"""The curation knobs, in one place.
+
+``CurationConfig`` is a plain frozen dataclass so the library stays Dagster-free; the Dagster
+resource in ``pipelines/resources.py`` mirrors its fields so they show (and can be overridden per
+run) in the UI. Every default here is either a safe limit or a value measured by ``make eval``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+
+@dataclass(frozen=True)
+class CurationConfig:
+    # ingest limits: a line or file above them is quarantined, never parsed
+    max_line_bytes: int = 1_000_000
+    max_file_bytes: int = 2_000_000_000
+    max_text_chars: int = 20_000
+    max_json_depth: int = 32
+    quarantine_raw_chars: int = 2_000
+    earliest_timestamp: str = "1990-01-01"
+    latest_timestamp: str = "2100-01-01"
+
+    # lifecycle
+    max_idle_days: int = 30
+    min_generality: float = 1.0
+    reverify_after_days: int = 90
+    operational_ttl_days: int = 7
+    noise_floor: float = 0.25
+    trust_review_threshold: float = 0.5
+
+    # ranking: score = generality * w_generality + min(proven, proven_cap) + recency boost
+    w_generality: float = 2.0
+    proven_cap: int = 10
+    recent_boost_days: int = 7
+    recent_boost: float = 3.0
+    warm_boost_days: int = 30
+    warm_boost: float = 1.0
+
+    # compression
+    minhash_permutations: int = 128
+    lsh_bands: int = 32
+    shingle_words: int = 1
+    near_duplicate_threshold: float = 0.6
+    min_principle_members: int = 3
+    redundancy_penalty: float = 0.12
+    near_duplicate_rate_limit: float = 0.06
+
+    # contradictions
+    trust_guard_ratio: float = 0.8
+
+    @classmethod
+    def from_mapping(cls, values: dict) -> "CurationConfig":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in known})
+
+    def as_dict(self) -> dict:
+        return asdict(self)

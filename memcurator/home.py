@@ -1,0 +1,69 @@
+"""One home for all state: ``MEMCURATOR_HOME`` (default ``./.memcurator``).
+
+Layout::
+
+    landing/      transcript files as landed (append-only, never edited)
+    decisions/    curator decisions, one JSONL file per day (append-only)
+    lake/events/  valid events as Parquet, partitioned by event date
+    store.duckdb  the one DuckDB file, written only by the pipeline
+    published/    read-only snapshot of the store for analysts and recall
+    dagster/      DAGSTER_HOME (run history, schedules)
+    truth/        ground truth written by the demo generator (never ingested)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_HOME = ".memcurator"
+HOME_ENV = "MEMCURATOR_HOME"
+
+
+@dataclass(frozen=True)
+class Home:
+    root: Path
+
+    @classmethod
+    def from_env(cls, explicit: str | os.PathLike | None = None) -> "Home":
+        raw = explicit if explicit is not None else os.environ.get(HOME_ENV, DEFAULT_HOME)
+        return cls(Path(raw).expanduser().resolve())
+
+    @property
+    def landing(self) -> Path:
+        return self.root / "landing"
+
+    @property
+    def decisions(self) -> Path:
+        return self.root / "decisions"
+
+    @property
+    def lake(self) -> Path:
+        return self.root / "lake"
+
+    @property
+    def store(self) -> Path:
+        return self.root / "store.duckdb"
+
+    @property
+    def published(self) -> Path:
+        return self.root / "published" / "store.duckdb"
+
+    @property
+    def dagster_home(self) -> Path:
+        return self.root / "dagster"
+
+    @property
+    def truth(self) -> Path:
+        return self.root / "truth"
+
+    def ensure(self) -> "Home":
+        for folder in (self.landing, self.decisions, self.lake, self.truth, self.published.parent):
+            folder.mkdir(parents=True, exist_ok=True)
+        dagster_home = self.dagster_home
+        dagster_home.mkdir(parents=True, exist_ok=True)
+        settings = dagster_home / "dagster.yaml"
+        if not settings.exists():
+            settings.write_text("telemetry:\n  enabled: false\nnux:\n  enabled: false\n")
+        return self

@@ -1,0 +1,334 @@
+"""Ingest: landed transcript files → validated events in DuckDB and the Parquet lake.
+
+Python only reads bytes and splits lines; validation is one vectorised SQL statement
+(sql/validate_events.sql) that gives every rejected line a precise reason. Files are taken in
+sorted path order and events are deduplicated by id and content hash, so ingesting the same
+files in any number of batches gives the same ``raw.events``:
+
+- an event id seen before with the same content is a duplicate and adds nothing;
+- an event id seen before with different content is quarantined (``duplicate_id_conflict``);
+  the first landed (sorted file path, then line) wins.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import duckdb
+import pyarrow as pa
+
+from memcurator import sql
+from memcurator.config import CurationConfig
+from memcurator.store import ensure_table
+from memcurator.tables import CURATOR_DECISIONS, EVENTS, LANDED_FILES, QUARANTINE
+
+ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}"
+DECISIONS_PREFIX = "decisions/"
+TRANSCRIPT_SUFFIXES = (".jsonl", ".jsonl.gz", ".json.gz", ".ndjson", ".ndjson.gz")
+
+
+@dataclass
+class FileReport:
+    source_file: str
+    lines: int = 0
+    valid_events: int = 0
+    duplicate_events: int = 0
+    quarantined_lines: int = 0
+
+
+@dataclass
+class IngestReport:
+    files: list[FileReport] = field(default_factory=list)
+
+    @property
+    def valid_events(self) -> int:
+        return sum(f.valid_events for f in self.files)
+
+    @property
+    def quarantined_lines(self) -> int:
+        return sum(f.quarantined_lines for f in self.files)
+
+    @property
+    def duplicate_events(self) -> int:
+        return sum(f.duplicate_events for f in self.files)
+
+
+def is_transcript(path: Path) -> bool:
+    return path.is_file() and path.name.endswith(TRANSCRIPT_SUFFIXES) and not path.name.startswith(".")
+
+
+def source_name(folder: Path, path: Path, prefix: str = "") -> str:
+    return prefix + path.relative_to(folder).as_posix()
+
+
+def discover(folder: Path, already: Iterable[str], prefix: str = "") -> list[Path]:
+    """Files under ``folder`` not ingested yet, in sorted relative-path order (landing order)."""
+    known = set(already)
+    if not folder.exists():
+        return []
+    found = [p for p in folder.rglob("*") if is_transcript(p)]
+    return sorted(
+        (p for p in found if source_name(folder, p, prefix) not in known),
+        key=lambda p: source_name(folder, p, prefix),
+    )
+
+
+def _json_depth_exceeds(text: str, limit: int) -> bool:
+    depth = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False
+
+
+def _quarantine_row(source: str, line_no: int, reason: str, detail: str, raw: bytes | str, cfg: CurationConfig) -> dict:
+    if isinstance(raw, bytes):
+        size = len(raw)
+        text = raw[: cfg.quarantine_raw_chars * 4].decode("utf-8", errors="replace")
+    else:
+        size = len(raw.encode("utf-8", errors="replace"))
+        text = raw
+    text = text.replace("\x00", "\\u0000")[: cfg.quarantine_raw_chars]
+    return {"source_file": source, "line_no": line_no, "reason": reason, "detail": detail,
+            "raw_bytes": size, "raw_text": text}
+
+
+def read_lines(path: Path, source: str, cfg: CurationConfig) -> tuple[pa.Table, list[dict]]:
+    """Split a (possibly gzipped) file into candidate lines plus lines rejected before parsing.
+
+    The clean path decodes the whole file at once; only a file with invalid UTF-8, NUL bytes
+    or over-long lines falls back to a per-line pass.
+    """
+    rejected: list[dict] = []
+    size = path.stat().st_size
+    if size > cfg.max_file_bytes:
+        rejected.append(_quarantine_row(source, 0, "file_too_large",
+                                        f"{size} bytes > max_file_bytes {cfg.max_file_bytes}", b"", cfg))
+        return _lines_table([], [], source), rejected
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            rejected.append(_quarantine_row(source, 0, "corrupt_gzip", str(exc), b"", cfg))
+            return _lines_table([], [], source), rejected
+    raw_lines = data.split(b"\n")
+    numbers: list[int] = []
+    texts: list[str] = []
+    clean = b"\x00" not in data and max(map(len, raw_lines), default=0) <= cfg.max_line_bytes
+    if clean:
+        try:
+            decoded = data.decode("utf-8").split("\n")
+        except UnicodeDecodeError:
+            clean = False
+    if clean:
+        for i, text in enumerate(decoded, start=1):
+            if text.strip():
+                numbers.append(i)
+                texts.append(text)
+    else:
+        for i, raw in enumerate(raw_lines, start=1):
+            if not raw.strip():
+                continue
+            if len(raw) > cfg.max_line_bytes:
+                rejected.append(_quarantine_row(source, i, "line_too_long",
+                                                f"{len(raw)} bytes > max_line_bytes {cfg.max_line_bytes}", raw, cfg))
+                continue
+            if b"\x00" in raw:
+                rejected.append(_quarantine_row(source, i, "nul_byte", "line contains a NUL byte", raw, cfg))
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                rejected.append(_quarantine_row(source, i, "invalid_utf8", str(exc), raw, cfg))
+                continue
+            numbers.append(i)
+            texts.append(text)
+    # Depth check only on lines with enough brackets to possibly exceed the limit.
+    keep_numbers, keep_texts = [], []
+    for n, t in zip(numbers, texts):
+        if (t.count("{") + t.count("[")) > cfg.max_json_depth and _json_depth_exceeds(t, cfg.max_json_depth):
+            rejected.append(_quarantine_row(source, n, "too_deeply_nested",
+                                            f"JSON nesting deeper than max_json_depth {cfg.max_json_depth}", t, cfg))
+        else:
+            keep_numbers.append(n)
+            keep_texts.append(t.rstrip("\r"))
+    return _lines_table(keep_numbers, keep_texts, source), rejected
+
+
+def _lines_table(numbers: list[int], texts: list[str], source: str) -> pa.Table:
+    return pa.table({
+        "source_file": pa.array([source] * len(numbers), pa.string()),
+        "line_no": pa.array(numbers, pa.int64()),
+        "text": pa.array(texts, pa.string()),
+    })
+
+
+def ensure_raw_tables(conn: duckdb.DuckDBPyConnection) -> None:
+    for table in (LANDED_FILES, EVENTS, QUARANTINE, CURATOR_DECISIONS):
+        ensure_table(conn, table)
+
+
+def ingested_files(conn: duckdb.DuckDBPyConnection) -> set[str]:
+    ensure_raw_tables(conn)
+    return {r[0] for r in conn.execute("select source_file from raw.landed_files").fetchall()}
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def ingest_file(conn: duckdb.DuckDBPyConnection, landing: Path, path: Path, lake: Path | None,
+                cfg: CurationConfig) -> FileReport:
+    """Validate one file and add its new events; one transaction per file."""
+    source = path.relative_to(landing).as_posix()
+    lines, rejected = read_lines(path, source, cfg)
+    report = FileReport(source, lines=lines.num_rows + len(rejected))
+    conn.register("lines", lines)
+    conn.register("pre_rejected", pa.Table.from_pylist(rejected, schema=_quarantine_schema()))
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        conn.execute(
+            f"CREATE OR REPLACE TEMP TABLE judged AS {sql.load('validate_events')}",
+            {"max_text_chars": cfg.max_text_chars, "earliest": cfg.earliest_timestamp,
+             "latest": cfg.latest_timestamp, "id_pattern": ID_PATTERN},
+        )
+        conn.execute(sql.load("dedupe_events"))
+        report.valid_events = conn.execute("select count(*) from new_events").fetchone()[0]
+        report.duplicate_events = conn.execute("select count(*) from judged_dedup where outcome = 'duplicate'").fetchone()[0]
+        conn.execute(f"INSERT INTO raw.events SELECT {EVENTS.select_list()} FROM new_events")
+        conn.execute(
+            f"""INSERT INTO raw.quarantine
+            SELECT source_file, line_no, reason, detail, raw_bytes, raw_text FROM pre_rejected
+            UNION ALL
+            SELECT source_file, line_no, split_part(problem, '|', 1),
+                   substr(problem, length(split_part(problem, '|', 1)) + 2),
+                   octet_length(encode(text)), left(text, $n)
+            FROM judged_dedup WHERE outcome = 'quarantine'""",
+            {"n": cfg.quarantine_raw_chars},
+        )
+        report.quarantined_lines = len(rejected) + conn.execute(
+            "select count(*) from judged_dedup where outcome = 'quarantine'").fetchone()[0]
+        if lake is not None and report.valid_events:
+            _write_lake(conn, lake, _file_sha256(path))
+        conn.execute(
+            "INSERT INTO raw.landed_files VALUES ($source, $sha, $bytes, $lines, $valid, $dup, $quar)",
+            {"source": source, "sha": _file_sha256(path), "bytes": path.stat().st_size,
+             "lines": report.lines, "valid": report.valid_events, "dup": report.duplicate_events,
+             "quar": report.quarantined_lines},
+        )
+        conn.execute("COMMIT")
+    except Exception:
+        conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.unregister("lines")
+        conn.unregister("pre_rejected")
+    return report
+
+
+def _quarantine_schema() -> pa.Schema:
+    return pa.schema([("source_file", pa.string()), ("line_no", pa.int64()), ("reason", pa.string()),
+                      ("detail", pa.string()), ("raw_bytes", pa.int64()), ("raw_text", pa.string())])
+
+
+def _write_lake(conn: duckdb.DuckDBPyConnection, lake: Path, file_sha: str) -> None:
+    """Write this file's new events to lake/events/date=YYYY-MM-DD/<file-sha>.parquet.
+
+    Each Parquet file is written under a temporary name and renamed into place, so a crash
+    never leaves a partial file; a rerun rewrites the same names with the same rows.
+    """
+    dates = [r[0] for r in conn.execute(
+        "select distinct strftime(ts, '%Y-%m-%d') from new_events order by 1").fetchall()]
+    for day in dates:
+        folder = lake / "events" / f"date={day}"
+        folder.mkdir(parents=True, exist_ok=True)
+        final = folder / f"{file_sha[:16]}.parquet"
+        tmp = folder / f".{file_sha[:16]}.parquet.tmp"
+        conn.execute(
+            f"COPY (SELECT {EVENTS.select_list()} FROM new_events "
+            f"WHERE strftime(ts, '%Y-%m-%d') = $day ORDER BY event_id) TO '{_sql_path(tmp)}' (FORMAT parquet)",
+            {"day": day},
+        )
+        os.replace(tmp, final)
+
+
+def _sql_path(path: Path) -> str:
+    """Paths go into COPY as literals (DuckDB does not bind them); only our own paths get here."""
+    return str(path).replace("'", "''")
+
+
+def ingest_landing(conn: duckdb.DuckDBPyConnection, landing: Path, lake: Path | None,
+                   cfg: CurationConfig, progress: Callable[[str], None] | None = None) -> IngestReport:
+    report = IngestReport()
+    for path in discover(landing, ingested_files(conn)):
+        report.files.append(ingest_file(conn, landing, path, lake, cfg))
+        if progress:
+            progress(path.name)
+    return report
+
+
+def ingest_decisions(conn: duckdb.DuckDBPyConnection, folder: Path, cfg: CurationConfig) -> IngestReport:
+    """Curator decisions: their own input folder, validated like events, never mixed into the log."""
+    report = IngestReport()
+    ensure_raw_tables(conn)
+    for path in discover(folder, ingested_files(conn), DECISIONS_PREFIX):
+        source = source_name(folder, path, DECISIONS_PREFIX)
+        lines, rejected = read_lines(path, source, cfg)
+        conn.register("lines", lines)
+        conn.register("pre_rejected", pa.Table.from_pylist(rejected, schema=_quarantine_schema()))
+        conn.execute("BEGIN TRANSACTION")
+        try:
+            conn.execute(f"CREATE OR REPLACE TEMP TABLE judged AS {sql.load('validate_decisions')}",
+                         {"id_pattern": ID_PATTERN})
+            valid = conn.execute(
+                f"""INSERT INTO raw.curator_decisions
+                SELECT {CURATOR_DECISIONS.select_list('j')} FROM judged j
+                WHERE problem IS NULL AND decision_id NOT IN (SELECT decision_id FROM raw.curator_decisions)"""
+            ).fetchone()[0]
+            quarantined = conn.execute(
+                """INSERT INTO raw.quarantine
+                SELECT source_file, line_no, reason, detail, raw_bytes, raw_text FROM pre_rejected
+                UNION ALL
+                SELECT source_file, line_no, split_part(problem, '|', 1),
+                       substr(problem, length(split_part(problem, '|', 1)) + 2),
+                       octet_length(encode(text)), left(text, 2000)
+                FROM judged WHERE problem IS NOT NULL"""
+            ).fetchone()[0]
+            conn.execute(
+                "INSERT INTO raw.landed_files VALUES ($s, $sha, $b, $l, $v, 0, $q)",
+                {"s": source, "sha": _file_sha256(path), "b": path.stat().st_size,
+                 "l": lines.num_rows + len(rejected), "v": valid, "q": quarantined},
+            )
+            conn.execute("COMMIT")
+        except Exception:
+            conn.execute("ROLLBACK")
+            raise
+        finally:
+            conn.unregister("lines")
+            conn.unregister("pre_rejected")
+        report.files.append(FileReport(source, lines.num_rows + len(rejected), valid, 0, quarantined))
+    return report

@@ -1,0 +1,20 @@
+-- Stable views for analysts (schema `analyst`), recreated before each publish.
+create or replace view analyst.entries as
+select
+    e.namespace, e.entry_id, e.text, e.class, e.importance, e.trust, e.generality, e.tags,
+    e.valid_from, e.valid_until, e.superseded_by, e.superseded_reason,
+    e.first_written_at, e.last_written_at, e.version_count, e.distinct_runs, e.distinct_agents,
+    u.recall_count, u.last_recalled_at, u.injected_count, u.proven_count, u.failed_assertions,
+    u.transient_failures, u.last_verified_at, e.as_of
+from core.entries as e
+left join core.entry_usage as u using (namespace, entry_id);
+
+create or replace view analyst.quarantine as
+select source_file, line_no, reason, detail, raw_bytes, raw_text from raw.quarantine;
+
+create or replace view analyst.quarantine_by_reason as
+select reason, count(*) as lines, count(distinct source_file) as files
+from raw.quarantine group by reason order by lines desc;
+
+create or replace view analyst.landed_files as
+select * from raw.landed_files;

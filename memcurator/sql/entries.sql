@@ -1,0 +1,64 @@
+-- One row per (namespace, entry_id): the latest write is the current version; provenance from all.
+with writes as (
+    select * from core.memory_writes
+),
+
+current_version as (
+    select *
+    from writes
+    qualify row_number() over (partition by namespace, entry_id order by ts desc, event_id desc) = 1
+),
+
+provenance as (
+    select
+        namespace,
+        entry_id,
+        min(ts) as first_written_at,
+        max(ts) as last_written_at,
+        count(*) as version_count,
+        count(distinct run_id) as distinct_runs,
+        count(distinct agent_id) as distinct_agents,
+        coalesce(list_sort(list_distinct(list(agent_id) filter (where agent_id is not null))), []::varchar[]) as writer_agents
+    from writes
+    group by namespace, entry_id
+),
+
+successor as (
+    select
+        namespace,
+        supersedes as entry_id,
+        entry_id as superseded_by,
+        supersede_reason as superseded_reason
+    from current_version
+    where supersedes is not null
+    qualify row_number() over (partition by namespace, supersedes order by ts desc, event_id desc) = 1
+)
+
+select
+    c.namespace,
+    c.entry_id,
+    c.text,
+    c.norm_text,
+    c.class,
+    c.importance,
+    c.trust,
+    c.generality,
+    c.tags,
+    c.valid_from,
+    c.valid_until,
+    c.supersedes,
+    c.supersede_reason,
+    s.superseded_by,
+    s.superseded_reason,
+    p.first_written_at,
+    p.last_written_at,
+    p.version_count,
+    p.distinct_runs,
+    p.distinct_agents,
+    p.writer_agents,
+    c.event_id as last_event_id,
+    $as_of as as_of
+from current_version as c
+inner join provenance as p using (namespace, entry_id)
+left join successor as s using (namespace, entry_id)
+order by c.namespace, c.entry_id

@@ -1,0 +1,189 @@
+-- Validate landed lines against the event format (docs/events.md).
+-- Input: table `lines` (source_file, line_no, text). Output: one row per line, `problem` null when
+-- the line is a valid event, else 'reason|detail'. Parameters: $max_text_chars, $earliest, $latest,
+-- $id_pattern.
+with src as (
+    select source_file, line_no, text, json_valid(text) as is_json
+    from lines
+),
+
+doc as (
+    select *, case when is_json then text::json end as j
+    from src
+),
+
+fields as (
+    select
+        source_file,
+        line_no,
+        text,
+        is_json,
+        j,
+        json_type(j) as root_t,
+        json_type(j, '$.id') as id_t,
+        j ->> '$.id' as id,
+        json_type(j, '$.type') as type_t,
+        j ->> '$.type' as type,
+        json_type(j, '$.ts') as ts_t,
+        try_cast(j ->> '$.ts' as timestamptz) as ts_tz,
+        json_type(j, '$.namespace') as ns_t,
+        j ->> '$.namespace' as namespace,
+        json_type(j, '$.run_id') as run_t,
+        j ->> '$.run_id' as run_id,
+        json_type(j, '$.agent_id') as agent_t,
+        j ->> '$.agent_id' as agent_id,
+        json_type(j, '$.actor') as actor_t,
+        j ->> '$.actor' as actor,
+        json_type(j, '$.user_id') as user_t,
+        j ->> '$.user_id' as user_id,
+        json_type(j, '$.data') as data_t,
+        json_type(j, '$.data.entry_id') as entry_t,
+        j ->> '$.data.entry_id' as entry_id,
+        json_type(j, '$.data.text') as text_t,
+        j ->> '$.data.text' as body,
+        json_type(j, '$.data.class') as class_t,
+        j ->> '$.data.class' as class,
+        json_type(j, '$.data.importance') as imp_t,
+        try_cast(j ->> '$.data.importance' as double) as importance,
+        json_type(j, '$.data.trust') as trust_t,
+        try_cast(j ->> '$.data.trust' as double) as trust,
+        json_type(j, '$.data.generality') as gen_t,
+        try_cast(j ->> '$.data.generality' as double) as generality,
+        json_type(j, '$.data.supersedes') as sup_t,
+        j ->> '$.data.supersedes' as supersedes,
+        json_type(j, '$.data.reason') as reason_t,
+        j ->> '$.data.reason' as sup_reason,
+        json_type(j, '$.data.valid_from') as vfrom_t,
+        try_cast(j ->> '$.data.valid_from' as timestamptz) as valid_from,
+        json_type(j, '$.data.valid_until') as vuntil_t,
+        try_cast(j ->> '$.data.valid_until' as timestamptz) as valid_until,
+        json_type(j, '$.data.tags') as tags_t,
+        json_type(j, '$.data.tags[*]') as tag_types,
+        json_type(j, '$.data.query') as query_t,
+        json_type(j, '$.data.results') as results_t,
+        json_array_length(j, '$.data.results') as n_results,
+        json_type(j, '$.data.results[*]') as result_types,
+        json_type(j, '$.data.results[*].entry_id') as result_id_types,
+        j ->> '$.data.results[*].entry_id' as result_ids,
+        json_type(j, '$.data.results[*].rank') as result_rank_types,
+        json_type(j, '$.data.results[*].injected') as result_inj_types,
+        json_type(j, '$.data.status') as status_t,
+        j ->> '$.data.status' as status,
+        json_type(j, '$.data.error_class') as eclass_t,
+        j ->> '$.data.error_class' as error_class,
+        json_type(j, '$.data.corrected_by') as corr_t,
+        j ->> '$.data.corrected_by' as corrected_by,
+        json_type(j, '$.data.outcome') as outcome_t,
+        j ->> '$.data.outcome' as outcome
+    from doc
+),
+
+judged as (
+    select
+        *,
+        case
+            when not is_json then 'invalid_json|line is not valid JSON'
+            when root_t <> 'OBJECT' then 'not_an_object|top level must be a JSON object'
+            when id_t is null then 'missing_field|id'
+            when id_t <> 'VARCHAR' then 'wrong_type|id must be a string'
+            when not regexp_full_match(id, $id_pattern) then 'invalid_id|id has characters outside [A-Za-z0-9._:@-] or is too long'
+            when type_t is null then 'missing_field|type'
+            when type_t <> 'VARCHAR' then 'wrong_type|type must be a string'
+            when type not in ('run.start', 'run.end', 'memory.write', 'memory.recall', 'memory.check')
+                then 'unknown_type|' || type
+            when ts_t is null then 'missing_field|ts'
+            when ts_t <> 'VARCHAR' then 'wrong_type|ts must be an RFC 3339 string'
+            when ts_tz is null then 'invalid_timestamp|ts is not an RFC 3339 timestamp'
+            when ts_tz < $earliest::timestamptz or ts_tz >= $latest::timestamptz
+                then 'timestamp_out_of_range|ts outside [' || $earliest || ', ' || $latest || ')'
+            when ns_t is null then 'missing_field|namespace'
+            when ns_t <> 'VARCHAR' then 'wrong_type|namespace must be a string'
+            when not regexp_full_match(namespace, $id_pattern) then 'invalid_id|namespace has characters outside [A-Za-z0-9._:@-] or is too long'
+            when run_t is not null and run_t not in ('VARCHAR', 'NULL') then 'wrong_type|run_id must be a string'
+            when run_t = 'VARCHAR' and not regexp_full_match(run_id, $id_pattern) then 'invalid_id|run_id'
+            when agent_t is not null and agent_t not in ('VARCHAR', 'NULL') then 'wrong_type|agent_id must be a string'
+            when agent_t = 'VARCHAR' and not regexp_full_match(agent_id, $id_pattern) then 'invalid_id|agent_id'
+            when actor_t is not null and actor_t not in ('VARCHAR', 'NULL') then 'wrong_type|actor must be a string'
+            when actor_t = 'VARCHAR' and not regexp_full_match(actor, $id_pattern) then 'invalid_id|actor'
+            when user_t is not null and user_t not in ('VARCHAR', 'NULL') then 'wrong_type|user_id must be a string'
+            when user_t = 'VARCHAR' and not regexp_full_match(user_id, $id_pattern) then 'invalid_id|user_id'
+            when data_t is null then 'missing_field|data'
+            when data_t <> 'OBJECT' then 'wrong_type|data must be an object'
+            -- memory.write
+            when type = 'memory.write' and text_t is null then 'missing_field|data.text'
+            when type = 'memory.write' and text_t <> 'VARCHAR' then 'wrong_type|data.text must be a string'
+            when type = 'memory.write' and length(trim(body)) = 0 then 'empty_text|data.text is blank'
+            when type = 'memory.write' and length(body) > $max_text_chars
+                then 'text_too_long|data.text longer than ' || $max_text_chars || ' characters'
+            when type = 'memory.write' and class_t is null then 'missing_field|data.class'
+            when type = 'memory.write' and class_t <> 'VARCHAR' then 'wrong_type|data.class must be a string'
+            when type = 'memory.write'
+                and class not in ('identity', 'preference', 'relationship', 'config', 'operational', 'episodic', 'lesson', 'principle')
+                then 'invalid_value|data.class ' || class || ' is not a known class'
+            when type = 'memory.write' and entry_t is not null and entry_t <> 'VARCHAR' then 'wrong_type|data.entry_id must be a string'
+            when type = 'memory.write' and entry_t = 'VARCHAR' and not regexp_full_match(entry_id, $id_pattern) then 'invalid_id|data.entry_id'
+            when type = 'memory.write' and imp_t is not null and imp_t not in ('BIGINT', 'UBIGINT', 'DOUBLE') then 'wrong_type|data.importance must be a number'
+            when type = 'memory.write' and imp_t is not null and (importance < 0 or importance > 1) then 'invalid_value|data.importance outside [0, 1]'
+            when type = 'memory.write' and trust_t is not null and trust_t not in ('BIGINT', 'UBIGINT', 'DOUBLE') then 'wrong_type|data.trust must be a number'
+            when type = 'memory.write' and trust_t is not null and (trust < 0 or trust > 1) then 'invalid_value|data.trust outside [0, 1]'
+            when type = 'memory.write' and gen_t is not null and gen_t not in ('BIGINT', 'UBIGINT', 'DOUBLE') then 'wrong_type|data.generality must be a number'
+            when type = 'memory.write' and gen_t is not null and (generality < 0 or generality > 3) then 'invalid_value|data.generality outside [0, 3]'
+            when type = 'memory.write' and sup_t is not null and sup_t <> 'VARCHAR' then 'wrong_type|data.supersedes must be a string'
+            when type = 'memory.write' and sup_t = 'VARCHAR' and not regexp_full_match(supersedes, $id_pattern) then 'invalid_id|data.supersedes'
+            when type = 'memory.write' and sup_t = 'VARCHAR' and (reason_t is distinct from 'VARCHAR' or length(trim(sup_reason)) = 0)
+                then 'supersede_without_reason|data.supersedes needs a non-empty data.reason'
+            when type = 'memory.write' and sup_t = 'VARCHAR' and supersedes = entry_id
+                then 'supersede_cycle|an entry cannot supersede itself'
+            when type = 'memory.write' and vfrom_t is not null and (vfrom_t <> 'VARCHAR' or valid_from is null) then 'invalid_timestamp|data.valid_from'
+            when type = 'memory.write' and vuntil_t is not null and (vuntil_t <> 'VARCHAR' or valid_until is null) then 'invalid_timestamp|data.valid_until'
+            when type = 'memory.write' and valid_from is not null and valid_until is not null and valid_until < valid_from
+                then 'invalid_value|data.valid_until before data.valid_from'
+            when type = 'memory.write' and tags_t is not null and tags_t <> 'ARRAY' then 'wrong_type|data.tags must be an array of strings'
+            when type = 'memory.write' and tags_t = 'ARRAY' and len(list_filter(tag_types, x -> x <> 'VARCHAR')) > 0
+                then 'wrong_type|data.tags must be an array of strings'
+            -- memory.recall
+            when type = 'memory.recall' and query_t is distinct from 'VARCHAR' then 'missing_field|data.query (string)'
+            when type = 'memory.recall' and results_t is distinct from 'ARRAY' then 'missing_field|data.results (array)'
+            when type = 'memory.recall' and len(list_filter(result_types, x -> x <> 'OBJECT')) > 0
+                then 'wrong_type|data.results items must be objects'
+            when type = 'memory.recall' and len(list_filter(result_id_types, x -> x = 'VARCHAR')) <> n_results
+                then 'wrong_type|data.results[].entry_id must be a string'
+            when type = 'memory.recall' and not list_bool_and(list_transform(result_ids, x -> regexp_full_match(x, $id_pattern)))
+                then 'invalid_id|data.results[].entry_id'
+            when type = 'memory.recall' and len(list_filter(result_rank_types, x -> x in ('BIGINT', 'UBIGINT'))) <> n_results
+                then 'wrong_type|data.results[].rank must be an integer'
+            when type = 'memory.recall' and len(list_filter(result_inj_types, x -> x <> 'BOOLEAN')) > 0
+                then 'wrong_type|data.results[].injected must be a boolean'
+            -- memory.check
+            when type = 'memory.check' and entry_t is distinct from 'VARCHAR' then 'missing_field|data.entry_id (string)'
+            when type = 'memory.check' and not regexp_full_match(entry_id, $id_pattern) then 'invalid_id|data.entry_id'
+            when type = 'memory.check' and (status_t is distinct from 'VARCHAR' or status not in ('pass', 'fail'))
+                then 'invalid_value|data.status must be pass or fail'
+            when type = 'memory.check' and status = 'fail'
+                and (eclass_t is distinct from 'VARCHAR' or error_class not in ('assertion', 'transient'))
+                then 'invalid_value|data.error_class must be assertion or transient on a failing check'
+            when type = 'memory.check' and corr_t is not null and (corr_t <> 'VARCHAR' or not regexp_full_match(corrected_by, $id_pattern))
+                then 'invalid_id|data.corrected_by'
+            -- run.end
+            when type = 'run.end' and (outcome_t is distinct from 'VARCHAR' or outcome not in ('success', 'failure', 'aborted', 'unknown'))
+                then 'invalid_value|data.outcome must be success, failure, aborted or unknown'
+        end as problem
+    from fields
+)
+
+select
+    source_file,
+    line_no,
+    text,
+    problem,
+    id as event_id,
+    type,
+    (ts_tz at time zone 'UTC') as ts,
+    namespace,
+    case when run_t = 'VARCHAR' then run_id end as run_id,
+    case when agent_t = 'VARCHAR' then agent_id end as agent_id,
+    coalesce(case when actor_t = 'VARCHAR' then actor end, 'agent') as actor,
+    case when user_t = 'VARCHAR' then user_id end as user_id,
+    case when problem is null then (j -> '$.data')::varchar end as data,
+    case when problem is null then sha256(json(text)::varchar) end as content_hash
+from judged

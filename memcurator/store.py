@@ -1,0 +1,84 @@
+"""The DuckDB store: one writer, atomic table replacement, a published snapshot for readers.
+
+Only the pipeline writes ``store.duckdb``, one short-lived connection at a time. Readers
+(analysts, ``recall()``) open ``published/store.duckdb``, a copy published by atomic rename
+after each run, so they never take the writer's lock and never see a half-written table.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+
+from memcurator.tables import TABLES, Table
+
+SCHEMAS = ("raw", "core", "mart", "analyst")
+
+
+@contextmanager
+def connect(path: Path | str, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    conn = duckdb.connect(str(path), read_only=read_only)
+    try:
+        conn.execute("SET TimeZone = 'UTC'")
+        if not read_only:
+            for schema in SCHEMAS:
+                conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        yield conn
+    finally:
+        conn.close()
+
+
+def ensure_table(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
+    conn.execute(f"CREATE SCHEMA IF NOT EXISTS {table.schema}")
+    conn.execute(table.ddl())
+
+
+def replace_table(
+    conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict | list | None = None
+) -> int:
+    """Replace ``table`` with the rows of ``query`` in one transaction; returns the row count.
+
+    The table is recreated from its declaration, so NOT NULL and types are enforced on write,
+    and columns are cast and ordered as declared.
+    """
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {table.schema}")
+        conn.execute(f"DROP TABLE IF EXISTS {table.qualified}")
+        conn.execute(table.ddl())
+        conn.execute(
+            f"INSERT INTO {table.qualified} SELECT {table.select_list('q')} FROM ({query}) q",
+            params or {},
+        )
+        conn.execute("COMMIT")
+    except Exception:
+        conn.execute("ROLLBACK")
+        raise
+    return conn.execute(f"SELECT count(*) FROM {table.qualified}").fetchone()[0]
+
+
+def table_for(qualified: str) -> Table:
+    return TABLES[qualified]
+
+
+def publish(store_path: Path, published_path: Path) -> Path:
+    """Copy the store to the readers' snapshot atomically (write a temp file, then rename)."""
+    with connect(store_path) as conn:
+        conn.execute("CHECKPOINT")
+    published_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = published_path.with_name(f".{published_path.name}.{os.getpid()}.tmp")
+    shutil.copyfile(store_path, tmp)
+    os.replace(tmp, published_path)
+    return published_path
+
+
+def create_analyst_views(conn: duckdb.DuckDBPyConnection, statements: list[str]) -> None:
+    conn.execute("CREATE SCHEMA IF NOT EXISTS analyst")
+    for statement in statements:
+        if statement.strip():
+            conn.execute(statement)

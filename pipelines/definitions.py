@@ -1,0 +1,37 @@
+"""The one Definitions object: every asset, check, job, schedule, sensor and resource."""
+
+import dagster as dg
+
+import checks.entries
+import checks.ingest
+from assets import entries, ingest
+from assets.publish import published_store_asset
+from pipelines.jobs import nightly_curation
+from pipelines.resources import CurationResource, StoreResource
+from pipelines.schedules import nightly_curation_schedule
+from pipelines.sensors import landing_folder_sensor, nightly_failure_sensor
+
+STAGE_MODULES = [ingest, entries]
+CHECK_MODULES = [checks.ingest, checks.entries]
+
+
+def build_resources(home: str | dg.EnvVar | None = None, **curation) -> dict:
+    """``home`` defaults to the MEMCURATOR_HOME environment variable, resolved at run time."""
+    store = StoreResource(home=home if home is not None else dg.EnvVar("MEMCURATOR_HOME"))
+    return {"store": store, "store_resource": store, "curation": CurationResource(**curation)}
+
+
+def build_definitions(resources: dict) -> dg.Definitions:
+    stage_assets = dg.load_assets_from_modules(STAGE_MODULES)
+    publish = published_store_asset([a.key for a in stage_assets])
+    return dg.Definitions(
+        assets=[*stage_assets, publish],
+        asset_checks=dg.load_asset_checks_from_modules(CHECK_MODULES),
+        jobs=[nightly_curation],
+        schedules=[nightly_curation_schedule],
+        sensors=[landing_folder_sensor, nightly_failure_sensor],
+        resources=resources,
+    )
+
+
+defs = build_definitions(build_resources())

@@ -1,0 +1,49 @@
+"""Sensors."""
+
+
+import hashlib
+import json
+from datetime import datetime, timedelta, timezone
+
+import dagster as dg
+
+from memcurator import ingest
+from pipelines.jobs import nightly_curation
+from pipelines.resources import StoreResource
+
+
+# New transcript files should not wait for 02:00: when the landing folder gains files, run the
+# job for the latest complete night. The sensor only lists the folder (never opens DuckDB, which
+# the running job may hold), and its cursor is the hash of the file list it last acted on.
+@dg.sensor(job=nightly_curation, minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.RUNNING)
+def landing_folder_sensor(context: dg.SensorEvaluationContext, store: StoreResource):
+    """Runs the nightly job when new transcript files appear in the landing folder."""
+    landing = store.paths.landing
+    names = sorted(ingest.source_name(landing, p) for p in ingest.discover(landing, []))
+    if not names:
+        return dg.SkipReason(f"no transcript files in {landing}")
+    digest = hashlib.sha256(json.dumps(names).encode()).hexdigest()[:16]
+    if digest == context.cursor:
+        return dg.SkipReason("no new files since the last run")
+    night = (datetime.now(timezone.utc) - timedelta(days=1)).date().isoformat()
+    return dg.SensorResult(
+        run_requests=[dg.RunRequest(run_key=digest, partition_key=night, tags={"trigger": "landing"})],
+        cursor=digest,
+    )
+
+
+# A failed night must be loud: the failure is logged and appended to the home's alerts file,
+# which `memcurator status` prints.
+@dg.run_failure_sensor(monitored_jobs=[nightly_curation], default_status=dg.DefaultSensorStatus.RUNNING)
+def nightly_failure_sensor(context: dg.RunFailureSensorContext, store: StoreResource):
+    """Reports a failed nightly run: which run, which step, and the error."""
+    alert = {
+        "run_id": context.dagster_run.run_id,
+        "partition": context.dagster_run.tags.get("dagster/partition"),
+        "error": context.failure_event.message,
+        "at": datetime.now(timezone.utc).isoformat(),
+    }
+    context.log.error(f"nightly run failed: {alert}")
+    alerts = store.paths.root / "alerts.jsonl"
+    with alerts.open("a") as fh:
+        fh.write(json.dumps(alert) + "\n")

@@ -1,0 +1,60 @@
+"""Shared fixtures: a temporary home, an event builder, and a connection on a scratch store."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+from pathlib import Path
+
+import orjson
+import pytest
+
+from memcurator import store
+from memcurator.home import Home
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+_ids = itertools.count(1)
+
+
+def ev(type_: str, data: dict, *, ts: str = "2026-11-02T10:00:00Z", namespace: str = "ns-a",
+       id: str | None = None, **envelope) -> dict:
+    """One event with sensible defaults; pass envelope fields (run_id, agent_id, actor) as keywords."""
+    event = {"id": id or f"ev-{next(_ids)}", "type": type_, "ts": ts, "namespace": namespace, "data": data}
+    event.update(envelope)
+    return event
+
+
+def write(text: str, *, entry_id: str | None = None, cls: str = "lesson", **kw) -> dict:
+    data = {"text": text, "class": cls}
+    if entry_id:
+        data["entry_id"] = entry_id
+    data.update(kw.pop("data", {}))
+    return ev("memory.write", data, **kw)
+
+
+def write_jsonl(path: Path, lines: list, gz: bool = False) -> Path:
+    """Write events (dicts) or raw lines (str/bytes) as a transcript file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = b"\n".join(
+        orjson.dumps(x) if isinstance(x, dict) else (x.encode() if isinstance(x, str) else x) for x in lines
+    ) + b"\n"
+    path.write_bytes(gzip.compress(body) if gz else body)
+    return path
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    return Home.from_env(tmp_path / "home").ensure()
+
+
+@pytest.fixture
+def conn(home: Home):
+    with store.connect(home.store) as c:
+        yield c
+
+
+def shared_data(*parts: str) -> Path:
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.fail(f"{path} is missing: tests marked shared_data need ../shared/data beside the repository")
+    return path

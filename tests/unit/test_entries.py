@@ -1,0 +1,101 @@
+"""Entries and usage: the log folded per entry, as of an injected date."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from memcurator import entries, ingest
+from memcurator.config import CurationConfig
+from tests.conftest import ev, write, write_jsonl
+
+AS_OF = datetime(2026, 11, 10)
+
+
+def build(conn, home, lines, as_of=AS_OF):
+    write_jsonl(home.landing / f"f{len(list(home.landing.iterdir()))}.jsonl", lines)
+    ingest.ingest_landing(conn, home.landing, None, CurationConfig())
+    for step in (entries.build_memory_writes, entries.build_entries, entries.build_recall_results,
+                 entries.build_checks, entries.build_runs, entries.build_entry_usage):
+        step(conn, as_of)
+
+
+def row(conn, table, entry_id, cols):
+    return conn.execute(f"select {cols} from {table} where entry_id = ?", [entry_id]).fetchone()
+
+
+def test_latest_write_is_the_current_version_with_full_provenance(conn, home):
+    build(conn, home, [
+        write("v1", entry_id="e", ts="2026-11-01T00:00:00Z", run_id="r1", agent_id="a1"),
+        write("v2", entry_id="e", ts="2026-11-03T00:00:00Z", run_id="r2", agent_id="a2", data={"trust": 0.5}),
+        write("v3", entry_id="e", ts="2026-11-02T00:00:00Z", run_id="r2", agent_id="a1"),
+    ])
+    assert row(conn, "core.entries", "e",
+               "text, trust, first_written_at, last_written_at, version_count, distinct_runs, distinct_agents, writer_agents") == (
+        "v2", 0.5, datetime(2026, 11, 1), datetime(2026, 11, 3), 3, 2, 2, ["a1", "a2"])
+
+
+def test_events_at_or_after_as_of_are_invisible(conn, home):
+    # as_of is an exclusive bound: a write exactly at as_of belongs to the next night
+    build(conn, home, [write("old", entry_id="e", ts="2026-11-09T23:59:59Z"),
+                       write("new", entry_id="e", ts="2026-11-10T00:00:00Z")])
+    assert row(conn, "core.entries", "e", "text, version_count") == ("old", 1)
+
+
+def test_past_night_can_be_rebuilt_as_it_stood(conn, home):
+    lines = [write("a", entry_id="a", ts="2026-11-01T00:00:00Z"), write("b", entry_id="b", ts="2026-11-05T00:00:00Z")]
+    build(conn, home, lines, as_of=datetime(2026, 11, 3))
+    assert conn.execute("select entry_id from core.entries").fetchall() == [("a",)]
+    entries.build_memory_writes(conn, datetime(2026, 11, 6))
+    entries.build_entries(conn, datetime(2026, 11, 6))
+    assert conn.execute("select entry_id from core.entries order by 1").fetchall() == [("a",), ("b",)]
+
+
+def test_entry_id_is_derived_from_namespace_and_normalised_text(conn, home):
+    # the same text with other spacing/case in one namespace is one entry; another namespace is another
+    build(conn, home, [write("Pin  the Versions"), write("pin the versions "),
+                       write("pin the versions", namespace="ns-b")])
+    ids = conn.execute("select namespace, entry_id, version_count from core.entries order by 1").fetchall()
+    assert len(ids) == 2 and ids[0][2] == 2 and ids[0][1] != ids[1][1]
+    assert all(i[1].startswith("m_") for i in ids)
+
+
+def test_explicit_supersede_links_both_ways(conn, home):
+    build(conn, home, [write("timeout 30s", entry_id="old", ts="2026-11-01T00:00:00Z"),
+                       write("timeout 45s", entry_id="new", ts="2026-11-02T00:00:00Z",
+                             data={"supersedes": "old", "reason": "raised after incident"})])
+    assert row(conn, "core.entries", "old", "superseded_by, superseded_reason") == ("new", "raised after incident")
+    assert row(conn, "core.entries", "new", "supersedes, supersede_reason") == ("old", "raised after incident")
+
+
+def test_usage_counts_recalls_injections_and_only_passing_checks_as_proof(conn, home):
+    build(conn, home, [
+        write("lesson", entry_id="e"),
+        ev("memory.recall", {"query": "q", "results": [{"entry_id": "e", "rank": 1, "injected": True}]},
+           ts="2026-11-03T00:00:00Z", run_id="r1"),
+        ev("memory.recall", {"query": "q", "results": [{"entry_id": "e", "rank": 2}]},
+           ts="2026-11-04T00:00:00Z", run_id="r2"),
+        ev("memory.check", {"entry_id": "e", "status": "pass"}, ts="2026-11-05T00:00:00Z"),
+        ev("memory.check", {"entry_id": "e", "status": "fail", "error_class": "transient"}, ts="2026-11-07T00:00:00Z"),
+        ev("memory.check", {"entry_id": "e", "status": "fail", "error_class": "assertion"}, ts="2026-11-06T00:00:00Z"),
+    ])
+    assert row(conn, "core.entry_usage", "e",
+               "recall_count, injected_count, distinct_recall_runs, last_recalled_at, proven_count, "
+               "failed_assertions, transient_failures, last_verified_at, last_check_status") == (
+        2, 1, 2, datetime(2026, 11, 4), 1, 1, 1, datetime(2026, 11, 5), "fail")  # transient is not the last word
+
+
+@pytest.mark.parametrize("outcome", ["success", "failure", "aborted", "unknown"])
+def test_runs_pair_start_and_end(conn, home, outcome):
+    build(conn, home, [ev("run.start", {"task": "t1"}, run_id="r1", agent_id="a", ts="2026-11-01T00:00:00Z"),
+                       ev("run.end", {"outcome": outcome}, run_id="r1", agent_id="a", ts="2026-11-01T00:05:00Z")])
+    assert conn.execute("select run_id, outcome, task from core.runs").fetchall() == [("r1", outcome, "t1")]
+
+
+def test_tables_are_identical_when_rebuilt(conn, home):
+    build(conn, home, [write(f"lesson {i}", ts=f"2026-11-0{1 + i % 8}T00:00:00Z") for i in range(30)])
+    first = conn.execute("select * from core.entries").fetchall()
+    entries.build_memory_writes(conn, AS_OF)
+    entries.build_entries(conn, AS_OF)
+    assert conn.execute("select * from core.entries").fetchall() == first

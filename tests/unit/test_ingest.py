@@ -1,0 +1,187 @@
+"""Ingest: every bad line quarantined with a precise reason, nothing valid lost, idempotent."""
+
+from __future__ import annotations
+
+import pytest
+
+from memcurator import ingest
+from memcurator.config import CurationConfig
+from tests.conftest import ev, write, write_jsonl
+
+CFG = CurationConfig()
+GOOD = write("always pin dagster packages to one release", entry_id="pin-deps")
+
+
+def quarantine(conn) -> list[tuple]:
+    return conn.execute("select line_no, reason, detail from raw.quarantine order by line_no").fetchall()
+
+
+def run_ingest(conn, home, cfg=CFG):
+    return ingest.ingest_landing(conn, home.landing, home.lake, cfg)
+
+
+@pytest.mark.parametrize(
+    "line, reason, detail_part",
+    [
+        # truncated JSON, the commonest corruption of an appended log
+        ('{"id": "x", "type": "memory.write", "ts": ', "invalid_json", "not valid JSON"),
+        # valid JSON that is not an event object
+        ("[1, 2, 3]", "not_an_object", "object"),
+        # each required envelope field, missing
+        ({"type": "run.start", "ts": "2026-11-02T10:00:00Z", "namespace": "a", "data": {}}, "missing_field", "id"),
+        ({"id": "e", "ts": "2026-11-02T10:00:00Z", "namespace": "a", "data": {}}, "missing_field", "type"),
+        ({"id": "e", "type": "run.start", "namespace": "a", "data": {}}, "missing_field", "ts"),
+        ({"id": "e", "type": "run.start", "ts": "2026-11-02T10:00:00Z", "data": {}}, "missing_field", "namespace"),
+        ({"id": "e", "type": "run.start", "ts": "2026-11-02T10:00:00Z", "namespace": "a"}, "missing_field", "data"),
+        # wrong types where a string is expected
+        ({"id": 7, "type": "run.start", "ts": "2026-11-02T10:00:00Z", "namespace": "a", "data": {}}, "wrong_type", "id"),
+        (ev("memory.write", {"text": 42, "class": "lesson"}), "wrong_type", "data.text"),
+        # an event type nobody defined
+        (ev("memory.teleport", {}), "unknown_type", "memory.teleport"),
+        # timestamps: unparseable, far past, far future
+        (ev("run.start", {}, ts="yesterday"), "invalid_timestamp", "ts"),
+        (ev("run.start", {}, ts="1970-01-01T00:00:00Z"), "timestamp_out_of_range", "ts outside"),
+        (ev("run.start", {}, ts="9999-01-01T00:00:00Z"), "timestamp_out_of_range", "ts outside"),
+        # ids with SQL metacharacters or path separators
+        (ev("run.start", {}, namespace="a'; drop table raw.events; --"), "invalid_id", "namespace"),
+        (ev("run.start", {}, namespace="../../etc"), "invalid_id", "namespace"),
+        (write("x", entry_id="a/b"), "invalid_id", "data.entry_id"),
+        # write payload rules
+        (write("   "), "empty_text", "blank"),
+        (ev("memory.write", {"text": "x", "class": "gossip"}), "invalid_value", "data.class"),
+        (write("x", data={"importance": 1.5}), "invalid_value", "importance"),
+        (write("x", data={"trust": -0.1}), "invalid_value", "trust"),
+        (write("x", data={"generality": 9}), "invalid_value", "generality"),
+        (write("x", data={"tags": ["ok", 3]}), "wrong_type", "tags"),
+        (write("x", data={"valid_from": "2026-02-01T00:00:00Z", "valid_until": "2026-01-01T00:00:00Z"}),
+         "invalid_value", "valid_until before"),
+        # a supersede without its reason is rejected, as is an entry superseding itself
+        (write("new", entry_id="b", data={"supersedes": "a"}), "supersede_without_reason", "reason"),
+        (write("new", entry_id="b", data={"supersedes": "a", "reason": "  "}), "supersede_without_reason", "reason"),
+        (write("new", entry_id="a", data={"supersedes": "a", "reason": "r"}), "supersede_cycle", "itself"),
+        # recall and check payloads
+        (ev("memory.recall", {"query": "q", "results": [{"entry_id": "a", "rank": "1"}]}), "wrong_type", "rank"),
+        (ev("memory.recall", {"query": "q", "results": [{"rank": 1}]}), "wrong_type", "entry_id"),
+        (ev("memory.check", {"entry_id": "a", "status": "fail"}), "invalid_value", "error_class"),
+        (ev("memory.check", {"entry_id": "a", "status": "maybe"}), "invalid_value", "status"),
+        (ev("run.end", {"outcome": "won"}), "invalid_value", "outcome"),
+    ],
+)
+def test_bad_line_is_quarantined_with_reason(conn, home, line, reason, detail_part):
+    write_jsonl(home.landing / "f.jsonl", [GOOD, line])
+    report = run_ingest(conn, home)
+    assert report.valid_events == 1  # the good neighbour survives
+    assert report.quarantined_lines == 1
+    [(line_no, got_reason, detail)] = quarantine(conn)
+    assert (line_no, got_reason) == (2, reason)
+    assert detail_part in detail
+
+
+@pytest.mark.parametrize(
+    "raw, reason",
+    [
+        (b'{"id": "a\x00", "type": "run.start"}', "nul_byte"),  # NUL bytes never reach the parser
+        (b"\xff\xfe\xc3\x28 not utf8", "invalid_utf8"),  # invalid UTF-8 is reported, not replaced
+        (b"[" * 100 + b"]" * 100, "too_deeply_nested"),  # nesting beyond max_json_depth
+    ],
+)
+def test_undecodable_lines_are_quarantined_before_parsing(conn, home, raw, reason):
+    write_jsonl(home.landing / "f.jsonl", [GOOD, raw, GOOD | {"id": "other"}])
+    report = run_ingest(conn, home)
+    assert report.valid_events == 2
+    assert [r[1] for r in quarantine(conn)] == [reason]
+
+
+def test_line_over_the_size_limit_is_quarantined_truncated(conn, home):
+    cfg = CurationConfig(max_line_bytes=1_000, quarantine_raw_chars=100)
+    big = write("x" * 5_000)
+    write_jsonl(home.landing / "f.jsonl", [GOOD, big])
+    run_ingest(conn, home, cfg)
+    reason, raw_bytes, raw_len = conn.execute(
+        "select reason, raw_bytes, length(raw_text) from raw.quarantine").fetchone()
+    assert reason == "line_too_long" and raw_bytes > 5_000 and raw_len == 100
+
+
+def test_gzipped_and_plain_files_give_the_same_events(conn, home):
+    write_jsonl(home.landing / "a.jsonl.gz", [GOOD], gz=True)
+    write_jsonl(home.landing / "b.jsonl", [GOOD])
+    report = run_ingest(conn, home)
+    assert (report.valid_events, report.duplicate_events) == (1, 1)
+
+
+def test_reingest_and_relanding_add_nothing(conn, home):
+    write_jsonl(home.landing / "a.jsonl", [GOOD, "garbage"])
+    run_ingest(conn, home)
+    before = conn.execute("select count(*) from raw.events").fetchone()[0]
+    # the same file again: nothing new to discover
+    assert run_ingest(conn, home).files == []
+    # the same events landed again under another name: duplicates, not new events
+    write_jsonl(home.landing / "b.jsonl", [GOOD])
+    report = run_ingest(conn, home)
+    assert (report.valid_events, report.duplicate_events) == (0, 1)
+    assert conn.execute("select count(*) from raw.events").fetchone()[0] == before
+
+
+def test_same_id_different_content_is_a_conflict_first_landed_wins(conn, home):
+    write_jsonl(home.landing / "a.jsonl", [write("first", id="dup")])
+    write_jsonl(home.landing / "b.jsonl", [write("second", id="dup")])
+    run_ingest(conn, home)
+    assert conn.execute("select data::json->>'$.text' from raw.events").fetchall() == [("first",)]
+    assert conn.execute("select source_file, reason from raw.quarantine").fetchall() == [
+        ("b.jsonl", "duplicate_id_conflict")]
+
+
+def test_batching_does_not_change_the_result(tmp_path):
+    """Ingesting files one night at a time or all at once gives identical raw tables."""
+    from memcurator import store
+    from memcurator.home import Home
+
+    files = {
+        "2026-01/a.jsonl": [write("one", id="e1"), write("two", id="e2"), "bad"],
+        "2026-02/b.jsonl": [write("two", id="e2"), write("changed", id="e1"), write("three", id="e3")],
+    }
+    snapshots = []
+    for batched in (False, True):
+        home = Home.from_env(tmp_path / f"h{batched}").ensure()
+        with store.connect(home.store) as c:
+            for name, lines in files.items():
+                write_jsonl(home.landing / name, lines)
+                if batched:
+                    run_ingest(c, home)
+            run_ingest(c, home)
+            snapshots.append((
+                c.execute("select * exclude (source_file, line_no) from raw.events order by event_id").fetchall(),
+                c.execute("select source_file, line_no, reason from raw.quarantine order by all").fetchall(),
+            ))
+    assert snapshots[0] == snapshots[1]
+
+
+def test_lake_holds_exactly_the_valid_events(conn, home):
+    write_jsonl(home.landing / "a.jsonl", [GOOD, write("later", ts="2026-11-05T01:00:00Z"), "bad"])
+    run_ingest(conn, home)
+    lake = conn.execute(
+        f"select count(*) from read_parquet('{home.lake}/events/*/*.parquet', hive_partitioning = true)"
+    ).fetchone()[0]
+    assert lake == conn.execute("select count(*) from raw.events").fetchone()[0] == 2
+    assert sorted(p.parent.name for p in home.lake.rglob("*.parquet")) == ["date=2026-11-02", "date=2026-11-05"]
+
+
+def test_conservation_every_line_accounted_for(conn, home):
+    write_jsonl(home.landing / "a.jsonl", [GOOD, GOOD, "bad", write("ok")])
+    run_ingest(conn, home)
+    lines, valid, dup, quar = conn.execute(
+        "select lines, valid_events, duplicate_events, quarantined_lines from raw.landed_files").fetchone()
+    assert (lines, valid, dup, quar) == (4, 2, 1, 1)
+
+
+def test_decisions_are_their_own_input(conn, home):
+    write_jsonl(home.decisions / "2026-11-02.jsonl", [
+        {"id": "d1", "ts": "2026-11-02T10:00:00Z", "namespace": "ns-a", "target_kind": "cluster",
+         "action": "approve", "target_id": "c1", "reason": "same lesson", "curator": "kim"},
+        {"id": "d2", "ts": "2026-11-02T10:00:00Z", "namespace": "ns-a", "target_kind": "cluster",
+         "action": "approve", "target_id": "c1"},  # no reason
+    ])
+    report = ingest.ingest_decisions(conn, home.decisions, CFG)
+    assert (report.valid_events, report.quarantined_lines) == (1, 1)
+    assert conn.execute("select count(*) from raw.events").fetchone()[0] == 0
+    assert conn.execute("select reason, detail from raw.quarantine").fetchone() == ("missing_field", "reason")

@@ -1,0 +1,39 @@
+"""Table declarations drive the DDL and the schema check."""
+
+from memcurator import store
+from memcurator.tables import ENTRIES, TABLES, schema_mismatches
+
+
+def test_every_declared_table_creates_and_matches(conn):
+    for table in TABLES.values():
+        store.ensure_table(conn, table)
+        assert schema_mismatches(conn, table) == [], table.qualified
+
+
+def test_schema_check_notices_drift(conn):
+    # a column added by hand, a type changed, a null in a non-null column: each is reported
+    store.ensure_table(conn, ENTRIES)
+    conn.execute("alter table core.entries add column extra int")
+    assert any("columns" in p for p in schema_mismatches(conn, ENTRIES))
+    conn.execute("alter table core.entries drop column extra")
+    conn.execute("alter table core.entries alter column version_count type int")
+    assert any("version_count" in p for p in schema_mismatches(conn, ENTRIES))
+
+
+def test_missing_table_is_reported(conn):
+    assert schema_mismatches(conn, ENTRIES) == ["core.entries does not exist"]
+
+
+def test_every_table_states_its_grain_and_describes_every_column():
+    for table in TABLES.values():
+        assert table.grain.startswith("One "), table.qualified
+        assert all(c.description for c in table.columns), table.qualified
+
+
+def test_docs_catalogue_is_generated_from_the_declarations():
+    from pathlib import Path
+
+    from memcurator.catalogue import markdown
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "tables.md"
+    assert docs.read_text().strip() == markdown().strip(), "regenerate: memcurator catalogue > docs/tables.md"
