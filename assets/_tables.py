@@ -50,3 +50,34 @@ def _markdown(frame) -> str:
         cells = [str(v).replace("|", "\\|").replace("\n", " ")[:60] for v in row]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def nightly_table_asset(table: Table, build, deps: list, group: str,
+                        headline_sql: dict[str, str] | None = None) -> dg.AssetsDefinition:
+    """A daily-partitioned asset that rebuilds one table as of the night with ``build(conn, as_of, cfg)``.
+
+    Its description is the table's grain plus the builder's docstring; its metadata carries the
+    declared column schema; each run reports the row count, a preview and the headline numbers.
+    """
+    from memcurator.entries import as_of_for_night
+    from pipelines.partitions import nightly_partitions
+    from pipelines.resources import CurationResource, StoreResource
+
+    @dg.asset(
+        key=[table.schema, table.name],
+        group_name=group,
+        kinds={"duckdb"},
+        owners=OWNERS,
+        deps=deps,
+        partitions_def=nightly_partitions,
+        metadata=table_metadata(table),
+        description=f"{table.grain}\n\n{build.__doc__ or ''}".strip(),
+    )
+    def _asset(context: dg.AssetExecutionContext, store: StoreResource, curation: CurationResource) -> dg.MaterializeResult:
+        as_of = as_of_for_night(context.partition_key)
+        with store.writer() as conn:
+            build(conn, as_of, curation.config())
+            numbers = {name: conn.execute(query).fetchone()[0] or 0 for name, query in (headline_sql or {}).items()}
+            return materialized(conn, table, **numbers)
+
+    return _asset

@@ -138,6 +138,65 @@ def status(home: Optional[Path] = HomeOption) -> None:
         console.print(alerts.read_text())
 
 
+def _published(h: Home) -> Path:
+    if not h.published.exists():
+        console.print("[red]no published store yet[/]: run `memcurator run` (or `memcurator demo`) first")
+        raise typer.Exit(1)
+    return h.published
+
+
+@app.command("recall")
+def recall_command(
+    query: str = typer.Argument(..., help="What the agent is looking for."),
+    namespace: str = typer.Option(..., "--namespace", "-n", help="Namespace to search (never crossed)."),
+    k: int = typer.Option(5, "-k", help="How many entries."),
+    as_of: Optional[str] = typer.Option(None, "--as-of", help="Return what was valid at this date (YYYY-MM-DD[THH:MM])."),
+    raw: bool = typer.Option(False, "--raw", help="Search every entry, without curation (for comparison)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    home: Optional[Path] = HomeOption,
+) -> None:
+    """Recall entries for a query: BM25 relevance combined with the curation score, with banners."""
+    import orjson
+
+    from memcurator.recall import recall
+
+    at = datetime.fromisoformat(as_of) if as_of else None
+    hits = recall(query, namespace, _published(_home(home)), k=k, as_of=at, mode="raw" if raw else "curated")
+    if as_json:
+        print(orjson.dumps([h.__dict__ for h in hits], option=orjson.OPT_INDENT_2).decode())
+        return
+    if not hits:
+        console.print("no matching entries")
+    for h in hits:
+        for banner in h.banners:
+            console.print(f"   [bold yellow]! {banner}[/]")
+        console.print(f"{h.rank:>2}. [bold]{h.text}[/]\n    [dim]{h.entry_id} · {h.cls} · {h.tier} · "
+                      f"relevance {h.relevance:.2f} · score {h.score:.2f}[/]")
+
+
+@app.command()
+def show(entry_id: str = typer.Argument(..., help="The entry id."),
+         namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Needed when the id exists in several."),
+         home: Optional[Path] = HomeOption) -> None:
+    """Print an entry's whole history: versions, recalls, checks, links, lifecycle decisions with reasons."""
+    from memcurator.history import entry_history
+
+    with store.connect(_published(_home(home)), read_only=True) as conn:
+        namespaces = [r[0] for r in conn.execute(
+            "select namespace from core.entries where entry_id = ? and (? is null or namespace = ?)",
+            [entry_id, namespace, namespace]).fetchall()]
+        if len(namespaces) != 1:
+            console.print(f"[red]{entry_id}[/]: found in {len(namespaces)} namespaces {namespaces}; "
+                          "pass --namespace" if namespaces else f"[red]{entry_id}[/]: no such entry")
+            raise typer.Exit(1)
+        console.print(f"[bold]{namespaces[0]} / {entry_id}[/]")
+        for title, frame in entry_history(conn, namespaces[0], entry_id):
+            console.print(f"\n[bold underline]{title}[/] ({frame.height})")
+            for row in frame.iter_rows(named=True):
+                fields = [f"[dim]{k}[/] {v}" for k, v in row.items() if v not in (None, [], "")]
+                console.print("  • " + " · ".join(fields))
+
+
 @app.command()
 def catalogue() -> None:
     """Print the table catalogue (markdown) generated from the table declarations."""

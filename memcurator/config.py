@@ -28,6 +28,9 @@ class CurationConfig:
     operational_ttl_days: int = 7
     noise_floor: float = 0.25
     trust_review_threshold: float = 0.5
+    case_max_age_days: int = 90
+    case_min_trust: float = 0.3
+    case_max_count: int = 1000
 
     # ranking: score = generality * w_generality + min(proven, proven_cap) + recency boost
     w_generality: float = 2.0

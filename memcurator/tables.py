@@ -167,6 +167,7 @@ ENTRIES = Table(
         C("supersede_reason", "VARCHAR", "Reason given for that replacement."),
         C("superseded_by", "VARCHAR", "Entry that explicitly replaces this one (latest such write)."),
         C("superseded_reason", "VARCHAR", "Reason given by the replacing write."),
+        C("superseded_at", "TIMESTAMP", "When the replacing write happened."),
         C("first_written_at", "TIMESTAMP", "First write of this entry id.", False),
         C("last_written_at", "TIMESTAMP", "Latest write of this entry id.", False),
         C("version_count", "BIGINT", "Number of writes of this entry id.", False),

@@ -18,3 +18,15 @@ from raw.quarantine group by reason order by lines desc;
 
 create or replace view analyst.landed_files as
 select * from raw.landed_files;
+
+create or replace view analyst.recall_view as
+select * from mart.recall_view;
+
+create or replace view analyst.entry_lifecycle as
+select l.*, e.text from core.entry_lifecycle as l join core.entries as e using (namespace, entry_id);
+
+create or replace view analyst.audit_log as
+select * from core.curation_audit_log;
+
+create or replace view analyst.supersede_links as
+select * from core.supersede_links;

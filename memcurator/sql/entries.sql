@@ -28,7 +28,8 @@ successor as (
         namespace,
         supersedes as entry_id,
         entry_id as superseded_by,
-        supersede_reason as superseded_reason
+        supersede_reason as superseded_reason,
+        ts as superseded_at
     from current_version
     where supersedes is not null
     qualify row_number() over (partition by namespace, supersedes order by ts desc, event_id desc) = 1
@@ -50,6 +51,7 @@ select
     c.supersede_reason,
     s.superseded_by,
     s.superseded_reason,
+    s.superseded_at,
     p.first_written_at,
     p.last_written_at,
     p.version_count,

@@ -79,3 +79,19 @@ def test_corrupted_store_trips_a_blocking_check_and_stops_downstream(fleet_home)
     result = run_night(fleet_home, NIGHT)
     assert check_results(result)[("raw/events", "event_ids_are_unique")] is False
     assert not ({"core/entries", "analyst/published_store"} & materialized_keys(result))
+
+
+def test_dagster_job_and_plain_derivation_give_identical_tables(fleet_home, tmp_path):
+    """The evaluation and the benchmark use memcurator.night; it must equal the real graph."""
+    from datetime import datetime
+
+    from memcurator.config import CurationConfig
+    from memcurator.home import Home
+    from memcurator.night import ingest_and_derive
+
+    assert run_night(fleet_home, NIGHT).success
+    other = Home.from_env(tmp_path / "plain").ensure()
+    with store.connect(other.store) as conn:
+        ingest_and_derive(conn, fleet_home.landing, datetime(2026, 11, 30), CurationConfig())
+    job_tables = table_hashes(fleet_home.store, ("core", "mart"))
+    assert job_tables and job_tables == table_hashes(other.store, ("core", "mart"))

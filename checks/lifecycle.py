@@ -1,0 +1,40 @@
+"""Checks on lifecycle, ranking and audit."""
+
+from checks._sql import schema_check, violation_check
+from memcurator.audit import CURATION_AUDIT_LOG
+from memcurator.lifecycle import AGENT_TRUST, ENTRY_LIFECYCLE
+from memcurator.ranking import ENTRY_SCORES, RECALL_VIEW
+
+schema_checks = [schema_check(t) for t in (AGENT_TRUST, ENTRY_LIFECYCLE, ENTRY_SCORES, RECALL_VIEW, CURATION_AUDIT_LOG)]
+
+every_entry_has_one_state = violation_check(
+    ["core", "entry_lifecycle"], "every_entry_has_exactly_one_state",
+    "Conservation: one lifecycle row per entry, none missing, none extra.",
+    """select (select count(*) from core.entries e anti join core.entry_lifecycle l using (namespace, entry_id))
+            + (select count(*) from core.entry_lifecycle l anti join core.entries e using (namespace, entry_id))
+            + (select count(*) - count(distinct (namespace, entry_id)) from core.entry_lifecycle)""",
+)
+
+no_archived_expired_or_superseded_entry_in_recall_view = violation_check(
+    ["mart", "recall_view"], "no_archived_expired_or_superseded_entry_in_recall_view",
+    "The recall view holds only active, reverify, held and case entries.",
+    """select count(*) from mart.recall_view r join core.entry_lifecycle l using (namespace, entry_id)
+       where l.state not in ('active', 'reverify', 'held', 'case') or r.state <> l.state""",
+    "select namespace, entry_id, state from mart.recall_view where state not in ('active', 'reverify', 'held', 'case') limit 10",
+)
+
+failed_checks_are_shown_above_the_entry = violation_check(
+    ["mart", "recall_view"], "failed_checks_are_shown_above_the_entry",
+    "Every recallable entry whose latest non-transient check failed carries a WARNING banner.",
+    """select count(*) from mart.recall_view r join core.entry_usage u using (namespace, entry_id)
+       where u.last_check_status = 'fail' and not list_contains(list_transform(r.banners, b -> b like 'WARNING%'), true)""",
+)
+
+every_non_active_entry_has_an_audit_row = violation_check(
+    ["core", "curation_audit_log"], "every_non_active_entry_has_an_audit_row",
+    "Every entry outside the active state has a decision in the audit log.",
+    """select count(*) from core.entry_lifecycle l
+       where l.state <> 'active' and not exists (
+         select 1 from core.curation_audit_log a
+         where a.namespace = l.namespace and a.entity_kind = 'entry' and a.entity_id = l.entry_id)""",
+)

@@ -1,0 +1,87 @@
+"""Lifecycle: which entries are in the active set, and why (docs/curation.md).
+
+Every state is derived from the log and ``as_of`` each night, so every transition is reversible by
+the input that caused it (a new write revives, a passing check clears, a curator decision undoes),
+and every non-active state carries its rule and reason into the audit log.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import duckdb
+
+from memcurator import sql
+from memcurator.config import CurationConfig
+from memcurator.store import replace_table
+from memcurator.tables import AS_OF, NS, C, Table, register
+
+# Admission heuristics, applied to the normalised (lower-cased, whitespace-folded) text.
+LEAD_IN = r"^(lesson|note to self|important|learned today|remember|note|tip)\s*[:-]\s*"
+DEICTIC = r"\b(today|tonight|this (morning|afternoon|evening|week|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|right now|at the moment|just now|yesterday|tomorrow)\b"
+OPERATIONAL_STATE = r"\b(currently|pending jobs|in maintenance|is down|is up|queue (has|is)|canary is at|on-call .* this week)\b"
+ONE_OFF = r"\b(run r?\d+|ticket #?\d+|request id \d+|invoice \d+|passed on the (second|third|\w+) retry|/tmp/\S+|/home/\S+)\b"
+CHATTER = r"^(hi|hello|hey|thanks|thank you|ok|okay|sounds good|great|got it|bye)\b[.! ]*$"
+IMPERATIVE = r"^(lesson: |note to self: |important: |remember to |learned today: )?(always|never|prefer|avoid|use|do not|don't|make sure|keep|check|validate|retry|pin|split|add|read|rotate|clear)\b"
+SPECIFIC = r"(\b\d{3,}\b|\b\d{4}-\d{2}-\d{2}\b|/[\w.-]+/[\w./-]+|#\d+|\b[0-9a-f]{8,}\b|\b\d{1,2}:\d{2}\b)"
+
+ENTRY_LIFECYCLE = register(Table(
+    "core", "entry_lifecycle",
+    "One row per (namespace, entry_id) as of the night: its state and the rule that put it there.",
+    (
+        NS, C("entry_id", "VARCHAR", "The entry.", False),
+        C("class", "VARCHAR", "Class of the current version.", False),
+        C("state", "VARCHAR", "active, reverify, superseded, expired, held, case or archived.", False),
+        C("rule", "VARCHAR", "Rule that decided the state (in_use when active).", False),
+        C("reason", "VARCHAR", "The rule's reason with its inputs, for people.", False),
+        C("since", "TIMESTAMP", "When the state began.", False),
+        C("generality", "DOUBLE", "Effective generality 0-3 (declared, or derived by the documented rule).", False),
+        C("generality_rule", "VARCHAR", "declared or derived.", False),
+        C("admission_score", "INTEGER", "How many of durable / reusable / changes-an-answer hold (0-3).", False),
+        C("is_durable", "BOOLEAN", "No temporal deictics or operational state in the text.", False),
+        C("is_reusable", "BOOLEAN", "Not a one-off result (run, ticket, request ids, scratch paths).", False),
+        C("changes_an_answer", "BOOLEAN", "Not chatter (greetings, acknowledgements, under 3 words).", False),
+        C("importance", "DOUBLE", "Effective importance (missing means 1.0).", False),
+        C("idle_days", "DOUBLE", "Days since the last write or recall.", False),
+        C("age_days", "DOUBLE", "Days since the last write.", False),
+        C("successor_id", "VARCHAR", "Accepted successor when superseded."),
+        C("revived_at", "TIMESTAMP", "Latest re-statement after an archivable idle gap."),
+        C("flagged_for_review", "BOOLEAN", "Written by an agent whose trust fell below the threshold.", False),
+        C("review_reason", "VARCHAR", "Why it is flagged."),
+        AS_OF,
+    ),
+    key=("namespace", "entry_id"),
+))
+
+AGENT_TRUST = register(Table(
+    "core", "agent_trust",
+    "One row per (namespace, agent_id) that wrote an entry: trust from the checks of its entries.",
+    (
+        NS, C("agent_id", "VARCHAR", "The agent.", False),
+        C("passes", "BIGINT", "Passing checks of entries it wrote.", False),
+        C("failed_assertions", "BIGINT", "Failed assertion checks of entries it wrote.", False),
+        C("trust", "DOUBLE", "(passes + 1) / (passes + failed assertions + 2).", False),
+        C("first_failed_at", "TIMESTAMP", "First failed assertion on one of its entries."),
+        AS_OF,
+    ),
+    key=("namespace", "agent_id"),
+))
+
+PATTERNS = {"lead_in": LEAD_IN, "deictic": DEICTIC, "operational_state": OPERATIONAL_STATE, "one_off": ONE_OFF,
+            "chatter": CHATTER, "imperative": IMPERATIVE, "specific": SPECIFIC}
+
+
+def lifecycle_params(cfg: CurationConfig, as_of: datetime) -> dict:
+    keys = ("max_idle_days", "min_generality", "operational_ttl_days", "noise_floor", "reverify_after_days",
+            "case_max_age_days", "case_min_trust", "case_max_count", "trust_review_threshold")
+    return {"as_of": as_of, **PATTERNS, **{k: getattr(cfg, k) for k in keys}}
+
+
+def build_agent_trust(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:
+    """Trust per agent from the checks of the entries it wrote (Laplace-smoothed pass rate)."""
+    return replace_table(conn, AGENT_TRUST, sql.load("agent_trust"), {"as_of": as_of})
+
+
+def build_entry_lifecycle(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
+    """Admission, expiry by class, decay (idle AND narrow), retention, revival, trust flags."""
+    return replace_table(conn, ENTRY_LIFECYCLE, sql.load("entry_lifecycle"), lifecycle_params(cfg, as_of))

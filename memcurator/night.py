@@ -1,0 +1,47 @@
+"""The nightly derivation without Dagster: the same builders, in the graph's order.
+
+Used by the evaluation harness, the benchmark and tests; a graph test asserts that the Dagster
+job and this function give identical tables.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+
+from memcurator import audit, contradictions, entries, ingest, lifecycle, ranking
+from memcurator.config import CurationConfig
+
+# (table, builder) in dependency order; each builder is build(conn, as_of, cfg).
+STEPS: list[tuple[str, Callable]] = [
+    ("core.memory_writes", entries.build_memory_writes),
+    ("core.entries", entries.build_entries),
+    ("core.recall_results", entries.build_recall_results),
+    ("core.checks", entries.build_checks),
+    ("core.runs", entries.build_runs),
+    ("core.entry_usage", entries.build_entry_usage),
+    ("core.supersede_links", contradictions.build_supersede_links),
+    ("core.agent_trust", lifecycle.build_agent_trust),
+    ("core.entry_lifecycle", lifecycle.build_entry_lifecycle),
+    ("core.entry_scores", ranking.build_entry_scores),
+    ("mart.recall_view", ranking.build_recall_view),
+    ("core.curation_audit_log", audit.build_audit_log),
+]
+
+
+def derive_night(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig = CurationConfig(),
+                 on_step: Callable[[str], None] | None = None) -> None:
+    for name, build in STEPS:
+        build(conn, as_of, cfg)
+        if on_step:
+            on_step(name)
+
+
+def ingest_and_derive(conn: duckdb.DuckDBPyConnection, landing: Path, as_of: datetime,
+                      cfg: CurationConfig = CurationConfig(), lake: Path | None = None) -> ingest.IngestReport:
+    report = ingest.ingest_landing(conn, landing, lake, cfg)
+    derive_night(conn, as_of, cfg)
+    return report

@@ -1,0 +1,75 @@
+"""Ranking: the clock-injected curation score, and the recall view agents read.
+
+score = generality x w_generality + min(proven, proven_cap) + recency boost (recent_boost if
+recalled within recent_boost_days, warm_boost within warm_boost_days, else 0). Deterministic given
+``as_of``; weights are configuration.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import duckdb
+
+from memcurator import sql
+from memcurator.config import CurationConfig
+from memcurator.store import replace_table
+from memcurator.tables import AS_OF, NS, C, Table, register
+
+ENTRY_SCORES = register(Table(
+    "core", "entry_scores",
+    "One row per (namespace, entry_id) as of the night: the curation score and its parts.",
+    (
+        NS, C("entry_id", "VARCHAR", "The entry.", False),
+        C("generality", "DOUBLE", "Effective generality 0-3.", False),
+        C("proven_count", "BIGINT", "Passing checks.", False),
+        C("proven_points", "BIGINT", "min(proven_count, proven_cap).", False),
+        C("recency_boost", "DOUBLE", "Boost for recent use (recall), not for a recent note.", False),
+        C("score", "DOUBLE", "generality x w_generality + proven_points + recency_boost.", False),
+        AS_OF,
+    ),
+    key=("namespace", "entry_id"),
+))
+
+RECALL_VIEW = register(Table(
+    "mart", "recall_view",
+    "One row per recallable (namespace, entry_id) as of the night, ranked, with banners and provenance.",
+    (
+        NS, C("entry_id", "VARCHAR", "The entry.", False),
+        C("tier", "VARCHAR", "active (the active set) or session (held and case material, ranked below).", False),
+        C("rank", "BIGINT", "Rank within the namespace: tier, then score, then latest write.", False),
+        C("score", "DOUBLE", "Curation score.", False),
+        C("text", "VARCHAR", "The entry text.", False),
+        C("class", "VARCHAR", "Entry class.", False),
+        C("state", "VARCHAR", "Lifecycle state (active, reverify, held, case).", False),
+        C("banners", "VARCHAR[]", "What the reader must see above the entry: warnings, re-verify, conflicts.", False),
+        C("has_failed_check", "BOOLEAN", "Latest non-transient check failed: shown as a warning.", False),
+        C("tags", "VARCHAR[]", "Subject keys.", False),
+        C("generality", "DOUBLE", "Effective generality.", False),
+        C("proven_count", "BIGINT", "Passing checks.", False),
+        C("last_recalled_at", "TIMESTAMP", "Latest recall."),
+        C("valid_from", "TIMESTAMP", "Validity start of the fact."),
+        C("valid_until", "TIMESTAMP", "Validity end of the fact."),
+        C("first_written_at", "TIMESTAMP", "First write.", False),
+        C("last_written_at", "TIMESTAMP", "Latest write.", False),
+        C("version_count", "BIGINT", "Writes of this entry id.", False),
+        C("writer_agents", "VARCHAR[]", "Agents that wrote it.", False),
+        AS_OF,
+    ),
+    key=("namespace", "entry_id"),
+))
+
+
+def score_params(cfg: CurationConfig, as_of: datetime) -> dict:
+    keys = ("w_generality", "proven_cap", "recent_boost_days", "recent_boost", "warm_boost_days", "warm_boost")
+    return {"as_of": as_of, **{k: getattr(cfg, k) for k in keys}}
+
+
+def build_entry_scores(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
+    """score = generality x w_generality + min(proven, proven_cap) + recency boost of use."""
+    return replace_table(conn, ENTRY_SCORES, sql.load("entry_scores"), score_params(cfg, as_of))
+
+
+def build_recall_view(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:
+    """The active set ranked by score, then held/case material; each row with its banners."""
+    return replace_table(conn, RECALL_VIEW, sql.load("recall_view"))

@@ -1,0 +1,136 @@
+"""recall(): relevance to the query (BM25) combined with the curation score, with banners.
+
+One BM25 index per (store file, namespace) over every entry is built once and cached; the raw
+mode searches every entry, the curated mode masks the same index to the recall view, so raw and
+curated differ only by curation. How relevance and curation combine is a measured choice
+(docs/evaluation.md): ``combine`` selects it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+
+import bm25s
+import numpy as np
+import polars as pl
+
+from memcurator import sql, store
+
+COMBINES = ("relevance", "blend")
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    combine: str = "blend"
+    curation_weight: float = 0.1   # weight of the normalised curation score against normalised relevance
+    session_weight: float = 0.8    # multiplier on the relevance of session-tier entries
+    candidates: int = 50           # relevance candidates re-ranked by the combination
+
+
+@dataclass
+class Hit:
+    entry_id: str
+    text: str
+    rank: int
+    relevance: float
+    score: float
+    tier: str
+    cls: str
+    banners: list[str] = field(default_factory=list)
+
+
+@dataclass
+class NamespaceIndex:
+    entries: pl.DataFrame          # every entry of the namespace: entry_id, text
+    retriever: bm25s.BM25 | None
+    recallable: pl.DataFrame       # recall view rows: entry_id, tier, score, banners, class
+
+    @property
+    def size(self) -> int:
+        return self.entries.height
+
+
+def _tokenize(texts: list[str]):
+    return bm25s.tokenize(texts, stopwords="en", show_progress=False)
+
+
+def _build(entries: pl.DataFrame) -> bm25s.BM25 | None:
+    if entries.height == 0:
+        return None
+    retriever = bm25s.BM25()
+    retriever.index(_tokenize(entries["text"].to_list()), show_progress=False)
+    return retriever
+
+
+@lru_cache(maxsize=64)
+def _namespace_index(path: str, mtime_ns: int, namespace: str) -> NamespaceIndex:
+    with store.connect(path, read_only=True) as conn:
+        entries = conn.execute(
+            "select entry_id, text, class from core.entries where namespace = ? order by entry_id", [namespace]).pl()
+        recallable = conn.execute(
+            "select entry_id, tier, score, banners, class from mart.recall_view where namespace = ?", [namespace]).pl()
+    return NamespaceIndex(entries, _build(entries), recallable)
+
+
+@lru_cache(maxsize=16)
+def _asof_index(path: str, mtime_ns: int, namespace: str, at: datetime) -> NamespaceIndex:
+    with store.connect(path, read_only=True) as conn:
+        rows = conn.execute(sql.load("recall_asof"), {"namespace": namespace, "at": at}).pl().sort("entry_id")
+    return NamespaceIndex(rows.select("entry_id", "text", "class"), _build(rows),
+                          rows.select("entry_id", "tier", "score", "banners", "class"))
+
+
+def load_index(store_path: Path | str, namespace: str, as_of: datetime | None = None) -> NamespaceIndex:
+    path = str(Path(store_path).resolve())
+    mtime = Path(path).stat().st_mtime_ns
+    return _asof_index(path, mtime, namespace, as_of) if as_of else _namespace_index(path, mtime, namespace)
+
+
+def recall(query: str, namespace: str, store_path: Path | str, k: int = 5, as_of: datetime | None = None,
+           mode: str = "curated", settings: RecallSettings = RecallSettings()) -> list[Hit]:
+    """Top-k entries of one namespace for the query. Nothing from another namespace is ever loaded."""
+    index = load_index(store_path, namespace, as_of)
+    return search(index, query, k, "raw" if as_of else mode, settings)
+
+
+def search(index: NamespaceIndex, query: str, k: int, mode: str, settings: RecallSettings) -> list[Hit]:
+    if index.retriever is None or k <= 0:
+        return []
+    tokens = _tokenize([query])
+    if not tokens.ids or not tokens.ids[0]:
+        return []
+    n = index.size
+    ids = index.entries["entry_id"]
+    mask = None
+    meta = index.recallable
+    if mode == "curated":
+        mask = ids.is_in(meta["entry_id"].implode()).to_numpy().astype(np.float32)
+        if not mask.any():
+            return []
+    want = min(n, max(k, settings.candidates))
+    docs, scores = index.retriever.retrieve(tokens, k=want, show_progress=False, weight_mask=mask, n_threads=1)
+    docs, scores = docs[0], scores[0]
+    keep = scores > 0
+    docs, scores = docs[keep], scores[keep]
+    if len(docs) == 0:
+        return []
+    frame = index.entries[docs].with_columns(pl.Series("relevance", scores.astype(np.float64)))
+    if mode == "raw":
+        frame = frame.with_columns(pl.lit("raw").alias("tier"), pl.lit(0.0).alias("score"),
+                                   pl.lit([], dtype=pl.List(pl.String)).alias("banners"))
+    else:
+        frame = frame.drop("class").join(meta, on="entry_id", how="inner")
+    if mode == "curated" and settings.combine == "blend":
+        rel = pl.col("relevance") * pl.when(pl.col("tier") == "session").then(settings.session_weight).otherwise(1.0)
+        top_score = max(float(meta["score"].max() or 0.0), 1e-9)
+        frame = frame.with_columns(
+            (rel / rel.max() + settings.curation_weight * pl.col("score") / top_score).alias("combined"))
+        frame = frame.sort(["combined", "relevance", "entry_id"], descending=[True, True, False])
+    else:
+        frame = frame.sort(["relevance", "entry_id"], descending=[True, False])
+    return [Hit(row["entry_id"], row["text"], i, row["relevance"], row["score"], row["tier"], row["class"],
+                list(row["banners"] or []))
+            for i, row in enumerate(frame.head(k).iter_rows(named=True), start=1)]

@@ -1,0 +1,48 @@
+-- Audit part: every non-active lifecycle state, every revival and every review flag.
+select
+    namespace,
+    'entry' as entity_kind,
+    entry_id as entity_id,
+    case state
+        when 'superseded' then 'supersede' when 'expired' then 'expire' when 'held' then 'hold'
+        when 'case' then 'keep_as_case' when 'archived' then 'archive' when 'reverify' then 'mark_reverify'
+    end as action,
+    rule,
+    to_json(struct_pack(generality, importance, idle_days, age_days, admission_score, is_durable,
+                        is_reusable, changes_an_answer, successor_id))::varchar as inputs,
+    case rule
+        when 'decay' then generality when 'retention_old_and_unimportant' then importance
+        when 'admission' then admission_score::double else idle_days
+    end as score,
+    case rule
+        when 'decay' then $min_generality when 'retention_old_and_unimportant' then $noise_floor
+        when 'admission' then 3.0 when 'operational_ttl' then $operational_ttl_days::double
+    end as threshold,
+    reason,
+    since as decided_at,
+    case state
+        when 'superseded' then 'a curator decision (dismiss) or removing the link'
+        when 'expired' then 'a new write with a later validity'
+        when 'archived' then 'a new write or near-duplicate of it (revival), or a recall'
+        when 'reverify' then 'a passing check'
+        else 'a new write that passes admission'
+    end as reversible_by
+from core.entry_lifecycle
+where state <> 'active'
+
+union all
+
+select namespace, 'entry', entry_id, 'revive', 'restatement',
+    to_json(struct_pack(generality, revived_at))::varchar, generality, $min_generality,
+    're-stated after an idle gap of at least ' || $max_idle_days || ' days', revived_at,
+    'decay after another idle gap'
+from core.entry_lifecycle
+where revived_at is not null
+
+union all
+
+select namespace, 'entry', entry_id, 'flag_for_review', 'trust_trajectory',
+    to_json(struct_pack(review_reason))::varchar, null, $trust_review_threshold, review_reason, since,
+    'the agent regaining trust (passing checks)'
+from core.entry_lifecycle
+where flagged_for_review

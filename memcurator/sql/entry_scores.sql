@@ -1,0 +1,34 @@
+-- One row per entry: score = generality x $w_generality + min(proven, $proven_cap) + recency boost.
+-- Recency is of use (last recall), never of the note: age belongs to the note, truth to the fact.
+with inputs as (
+    select
+        l.namespace,
+        l.entry_id,
+        l.generality,
+        u.proven_count,
+        u.last_recalled_at,
+        (epoch($as_of::timestamp) - epoch(u.last_recalled_at)) / 86400.0 as days_since_recall
+    from core.entry_lifecycle as l
+    inner join core.entry_usage as u using (namespace, entry_id)
+)
+
+select
+    namespace,
+    entry_id,
+    generality,
+    proven_count,
+    least(proven_count, $proven_cap) as proven_points,
+    case
+        when days_since_recall <= $recent_boost_days then $recent_boost
+        when days_since_recall <= $warm_boost_days then $warm_boost
+        else 0.0
+    end as recency_boost,
+    generality * $w_generality + least(proven_count, $proven_cap)
+        + case
+            when days_since_recall <= $recent_boost_days then $recent_boost
+            when days_since_recall <= $warm_boost_days then $warm_boost
+            else 0.0
+        end as score,
+    $as_of as as_of
+from inputs
+order by namespace, entry_id

@@ -1,0 +1,41 @@
+-- Every proposed supersede link in core.memory_writes and core.checks (both already cut at as_of): explicit ones from writes (with their reason) and
+-- ones written by a failing assertion check that names the correcting entry.
+with explicit as (
+    select
+        w.namespace,
+        w.supersedes as entry_id,
+        w.entry_id as successor_id,
+        'explicit' as source,
+        w.supersede_reason as reason,
+        w.ts as linked_at,
+        w.event_id,
+        w.trust as successor_trust
+    from core.memory_writes as w
+    where w.supersedes is not null
+    -- only the current version of the successor speaks for it
+    qualify row_number() over (partition by w.namespace, w.entry_id order by w.ts desc, w.event_id desc) = 1
+),
+
+by_check as (
+    select
+        c.namespace,
+        c.entry_id,
+        c.corrected_by as successor_id,
+        'failed_check' as source,
+        'check ' || c.event_id || ' by ' || c.actor || ' failed an assertion; corrected by ' || c.corrected_by as reason,
+        c.ts as linked_at,
+        c.event_id,
+        null::double as successor_trust
+    from core.checks as c
+    where c.status = 'fail' and c.error_class = 'assertion' and c.corrected_by is not null
+)
+
+select
+    l.namespace, l.entry_id, l.successor_id, l.source, l.reason, l.linked_at, l.event_id,
+    old.trust as entry_trust,
+    coalesce(l.successor_trust, new.trust) as successor_trust,
+    old.entry_id is not null as entry_exists,
+    new.entry_id is not null as successor_exists
+from (select * from explicit union all select * from by_check) as l
+left join core.entries as old on old.namespace = l.namespace and old.entry_id = l.entry_id
+left join core.entries as new on new.namespace = l.namespace and new.entry_id = l.successor_id

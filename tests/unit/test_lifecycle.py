@@ -1,0 +1,185 @@
+"""Lifecycle rules at their boundaries: each case says why it exists."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+
+from memcurator import ingest
+from memcurator.config import CurationConfig
+from memcurator.night import derive_night
+from tests.conftest import ev, write, write_jsonl
+
+AS_OF = datetime(2026, 11, 30)
+
+
+def at(days_before: float) -> str:
+    return (AS_OF - timedelta(days=days_before)).isoformat() + "Z"
+
+
+def derive(conn, home, lines, cfg=CurationConfig()):
+    write_jsonl(home.landing / "f.jsonl", lines)
+    ingest.ingest_landing(conn, home.landing, None, cfg)
+    derive_night(conn, AS_OF, cfg)
+
+
+def state(conn, entry_id, cols="state, rule"):
+    return conn.execute(f"select {cols} from core.entry_lifecycle where entry_id = ?", [entry_id]).fetchone()
+
+
+def recall_event(entry_id, days_before):
+    return ev("memory.recall", {"query": "q", "results": [{"entry_id": entry_id, "rank": 1}]}, ts=at(days_before))
+
+
+LESSON = "prefer small reversible changes to configuration"
+
+
+@pytest.mark.parametrize(
+    "lines, expected",
+    [
+        # idle exactly max_idle_days (30) and narrow: the boundary archives
+        ([write(LESSON, entry_id="e", ts=at(30), data={"generality": 0.5})], ("archived", "decay")),
+        # a second short of 30 idle days: still active
+        ([write(LESSON, entry_id="e", ts=at(29.99999), data={"generality": 0.5})], ("active", "in_use")),
+        # generality exactly min_generality (1): not below it, so never archived for being quiet
+        ([write(LESSON, entry_id="e", ts=at(200), data={"generality": 1.0})], ("active", "in_use")),
+        # just under min_generality and idle: archived
+        ([write(LESSON, entry_id="e", ts=at(40), data={"generality": 0.99})], ("archived", "decay")),
+        # AND, not OR: a broad principle quiet for 100 days stays
+        ([write(LESSON, entry_id="e", ts=at(100), cls="principle", data={"generality": 3})], ("active", "in_use")),
+        # AND, not OR: a narrow entry recalled 2 days ago stays
+        ([write(LESSON, entry_id="e", ts=at(100), data={"generality": 0.2}), recall_event("e", 2)], ("active", "in_use")),
+        # importance missing means 1.0: an old, broad entry is never archived on importance alone
+        ([write(LESSON, entry_id="e", ts=at(300), data={"generality": 2})], ("active", "in_use")),
+        # old AND unimportant: archived by retention
+        ([write(LESSON, entry_id="e", ts=at(31), data={"generality": 2, "importance": 0.1})],
+         ("archived", "retention_old_and_unimportant")),
+        # unimportant but young: kept
+        ([write(LESSON, entry_id="e", ts=at(5), data={"generality": 2, "importance": 0.1})], ("active", "in_use")),
+        # identity facts are permanent whatever their idleness or generality
+        ([write("the user's name is alice", entry_id="e", cls="identity", ts=at(400), data={"generality": 0})],
+         ("active", "in_use")),
+        # operational state expires after operational_ttl_days (7)
+        ([write("deploy queue has 5 pending jobs", entry_id="e", cls="operational", ts=at(7))], ("expired", "operational_ttl")),
+        ([write("deploy queue has 5 pending jobs", entry_id="e", cls="operational", ts=at(6.9))], ("held", "admission")),
+        # validity is about the fact: valid_until in the past expires it, in the future does not
+        ([write("billing is owned by team vega", entry_id="e", cls="relationship", ts=at(20),
+                data={"valid_until": at(1)})], ("expired", "validity_ended")),
+        ([write("billing is owned by team vega", entry_id="e", cls="relationship", ts=at(20),
+                data={"valid_until": at(-10)})], ("active", "in_use")),
+        # config facts are not expired by age: they ask to be re-verified
+        ([write("the ledger timeout is 30 seconds", entry_id="e", cls="config", ts=at(90))], ("reverify", "reverify_age")),
+        # ... and a recent passing check clears that
+        ([write("the ledger timeout is 30 seconds", entry_id="e", cls="config", ts=at(90)),
+          ev("memory.check", {"entry_id": "e", "status": "pass"}, ts=at(10))], ("active", "in_use")),
+        # episodic records are readable as cases, not recalled as knowledge
+        ([write("agent helped the user migrate the billing tables", entry_id="e", cls="episodic", ts=at(3))],
+         ("case", "episodic_class")),
+        ([write("agent helped the user migrate the billing tables", entry_id="e", cls="episodic", ts=at(91))],
+         ("archived", "case_too_old")),
+        ([write("agent helped the user migrate the billing tables", entry_id="e", cls="episodic", ts=at(3),
+                data={"trust": 0.1})], ("archived", "case_low_trust")),
+        # admission: a temporal deictic fails "durable"; a one-off run result fails "reusable"; chatter fails all
+        ([write("the staging cluster is slow today", entry_id="e", ts=at(1))], ("held", "admission")),
+        ([write("run r12345 failed on ticket #991", entry_id="e", ts=at(1))], ("held", "admission")),
+        ([write("thanks!", entry_id="e", ts=at(1))], ("held", "admission")),
+        # a lead-in like "learned today:" is not a statement about time
+        ([write("learned today: pin the client version before upgrading", entry_id="e", ts=at(1))], ("active", "in_use")),
+    ],
+)
+def test_lifecycle_rule(conn, home, lines, expected):
+    derive(conn, home, lines)
+    assert state(conn, "e") == expected
+
+
+def test_episodic_over_count_limit_is_archived(conn, home):
+    cfg = CurationConfig(case_max_count=2)
+    derive(conn, home, [write(f"agent handled support case number {i} well", entry_id=f"c{i}", cls="episodic",
+                              ts=at(10 - i)) for i in range(4)], cfg)
+    states = dict(conn.execute("select entry_id, rule from core.entry_lifecycle").fetchall())
+    assert states == {"c0": "case_over_count", "c1": "case_over_count", "c2": "episodic_class", "c3": "episodic_class"}
+
+
+def test_restating_an_archived_entry_revives_it(conn, home):
+    derive(conn, home, [write(LESSON, entry_id="e", ts=at(80), data={"generality": 0.5}),
+                        write(LESSON, entry_id="e", ts=at(5), data={"generality": 0.5})])
+    assert state(conn, "e", "state, revived_at") == ("active", AS_OF - timedelta(days=5))
+    actions = conn.execute("select action from core.curation_audit_log where entity_id = 'e'").fetchall()
+    assert ("revive",) in actions
+
+
+def test_explicit_supersede_moves_the_old_entry_aside(conn, home):
+    derive(conn, home, [
+        write("ledger timeout is 30 seconds", entry_id="old", cls="config", ts=at(10), data={"trust": 0.9}),
+        write("ledger timeout is 45 seconds", entry_id="new", cls="config", ts=at(5),
+              data={"trust": 0.9, "supersedes": "old", "reason": "raised after incident"}),
+    ])
+    assert state(conn, "old", "state, successor_id") == ("superseded", "new")
+    assert state(conn, "new") == ("active", "in_use")
+
+
+def test_trust_guard_keeps_both_entries(conn, home):
+    # 0.5 < 0.8 x 0.9: the low-trust write cannot replace the trusted one
+    derive(conn, home, [
+        write("ledger timeout is 30 seconds", entry_id="old", cls="config", ts=at(10), data={"trust": 0.9}),
+        write("ledger timeout is 45 seconds", entry_id="new", cls="config", ts=at(5),
+              data={"trust": 0.5, "supersedes": "old", "reason": "i think it changed"}),
+    ])
+    assert state(conn, "old")[0] == "active"
+    assert conn.execute("select status from core.supersede_links").fetchone() == ("trust_guarded",)
+
+
+def test_trust_guard_boundary_accepts_exactly_the_ratio(conn, home):
+    # 0.8 x 1.0 = 0.8: a write at exactly the ratio may supersede
+    derive(conn, home, [
+        write("ledger timeout is 30 seconds", entry_id="old", cls="config", ts=at(10), data={"trust": 1.0}),
+        write("ledger timeout is 45 seconds", entry_id="new", cls="config", ts=at(5),
+              data={"trust": 0.8, "supersedes": "old", "reason": "changed"}),
+    ])
+    assert conn.execute("select status from core.supersede_links").fetchone() == ("accepted",)
+
+
+def test_supersede_cycle_is_rejected_and_nothing_is_replaced(conn, home):
+    derive(conn, home, [
+        write("a says x", entry_id="a", ts=at(10), data={"supersedes": "b", "reason": "r"}),
+        write("b says y", entry_id="b", ts=at(9), data={"supersedes": "a", "reason": "r"}),
+        write("c says z", entry_id="c", ts=at(8), data={"supersedes": "a", "reason": "r"}),
+    ])
+    links = dict(conn.execute("select entry_id || '->' || successor_id, status from core.supersede_links").fetchall())
+    assert links == {"b->a": "cycle_rejected", "a->b": "cycle_rejected", "a->c": "accepted"}
+    assert state(conn, "b")[0] == "active"
+
+
+def test_check_naming_the_correction_writes_the_link(conn, home):
+    derive(conn, home, [
+        write("ledger timeout is 30 seconds", entry_id="old", cls="config", ts=at(10)),
+        write("ledger timeout is 45 seconds", entry_id="fixed", cls="config", ts=at(5)),
+        ev("memory.check", {"entry_id": "old", "status": "fail", "error_class": "assertion", "corrected_by": "fixed"},
+           ts=at(4), actor="test"),
+    ])
+    assert state(conn, "old") == ("superseded", "check_supersede")
+
+
+def test_agent_whose_trust_falls_gets_its_entries_flagged(conn, home):
+    lines = [write(f"lesson number {i} about configuration changes", entry_id=f"e{i}", ts=at(10),
+                   agent_id="shaky") for i in range(3)]
+    lines += [ev("memory.check", {"entry_id": f"e{i}", "status": "fail", "error_class": "assertion"}, ts=at(2))
+              for i in range(3)]
+    lines += [write("a lesson from a reliable agent about reviews", entry_id="good", ts=at(10), agent_id="steady")]
+    derive(conn, home, lines)
+    flagged = dict(conn.execute("select entry_id, flagged_for_review from core.entry_lifecycle").fetchall())
+    assert flagged == {"e0": True, "e1": True, "e2": True, "good": False}
+
+
+def test_generality_rule_on_examples(conn, home):
+    derive(conn, home, [
+        write("always validate the schema before writing events", entry_id="imperative", ts=at(1)),
+        write("the deploy of build 48213 at 14:02 touched /srv/app/config.yaml", entry_id="specific", ts=at(1)),
+        write("prefer idempotent operations", entry_id="principle", cls="principle", ts=at(1)),
+        write("anything", entry_id="declared", ts=at(1), data={"generality": 2.5}),
+    ])
+    g = dict(conn.execute("select entry_id, generality from core.entry_lifecycle").fetchall())
+    assert g["declared"] == 2.5  # a declared generality is never overridden
+    assert g["principle"] > g["imperative"] > g["specific"]  # principles > imperative lessons > specifics
+    assert g["specific"] < 1.0  # ids, times and paths push it under the decay threshold

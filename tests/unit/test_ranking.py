@@ -1,0 +1,69 @@
+"""The curation score: deterministic, monotone in generality and proven count, clock-injected."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memcurator import store
+from memcurator.config import CurationConfig
+from memcurator.ranking import build_entry_scores
+from memcurator.sql import load
+
+AS_OF = datetime(2026, 11, 30)
+
+rows = st.lists(
+    st.tuples(st.floats(0, 3), st.integers(0, 30), st.one_of(st.none(), st.floats(0, 100))),
+    min_size=1, max_size=20,
+)
+
+
+def scores(frame: pl.DataFrame, cfg=CurationConfig()) -> list[float]:
+    with store.connect(":memory:") as conn:
+        conn.register("inputs", frame.to_arrow())
+        conn.execute("create table core.entry_lifecycle as select namespace, entry_id, generality from inputs")
+        conn.execute("create table core.entry_usage as select namespace, entry_id, proven_count, last_recalled_at from inputs")
+        build_entry_scores(conn, AS_OF, cfg)
+        return [r[0] for r in conn.execute("select score from core.entry_scores order by entry_id").fetchall()]
+
+
+def frame(items) -> pl.DataFrame:
+    return pl.DataFrame({
+        "namespace": ["ns"] * len(items),
+        "entry_id": [f"e{i:03d}" for i in range(len(items))],
+        "generality": [g for g, _, _ in items],
+        "proven_count": [p for _, p, _ in items],
+        "last_recalled_at": [None if d is None else AS_OF - timedelta(days=d) for _, _, d in items],
+    }, schema_overrides={"last_recalled_at": pl.Datetime("us")})
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows, st.floats(0.01, 1), st.integers(1, 5))
+def test_score_is_deterministic_and_monotone(items, more_generality, more_proven):
+    base = frame(items)
+    first = scores(base)
+    assert scores(base) == first  # same inputs, same clock: same scores
+    more_g = scores(base.with_columns(pl.col("generality") + more_generality))
+    assert all(b > a for a, b in zip(first, more_g))  # strictly monotone in generality
+    more_p = scores(base.with_columns(pl.col("proven_count") + more_proven))
+    assert all(b >= a for a, b in zip(first, more_p))  # monotone in proof (capped at proven_cap)
+
+
+def test_score_formula_and_recency_boundaries():
+    # generality 1.5 x 2 + min(12, 10) + boosts: recalled 7 days ago (+3), 30 days ago (+1), 31 (+0), never (+0)
+    got = scores(frame([(1.5, 12, 7.0), (1.5, 12, 30.0), (1.5, 12, 31.0), (1.5, 12, None)]))
+    assert got == [16.0, 14.0, 13.0, 13.0]
+
+
+def test_weights_are_configuration():
+    cfg = CurationConfig(w_generality=5.0, proven_cap=2, recent_boost=10.0)
+    assert scores(frame([(1.0, 7, 1.0)]), cfg) == [5.0 + 2 + 10.0]
+
+
+def test_score_sql_never_reads_note_age():
+    # age belongs to the note, truth to the fact: the formula must not use write times
+    sql_text = load("entry_scores")
+    assert "written" not in sql_text

@@ -1,0 +1,74 @@
+"""recall(): namespace-scoped, curated vs raw on one index, banners, and --as-of."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from memcurator import ingest
+from memcurator.config import CurationConfig
+from memcurator.night import derive_night
+from memcurator.recall import recall
+from tests.conftest import ev, write, write_jsonl
+
+AS_OF = datetime(2026, 11, 30)
+
+
+def at(days_before: float) -> str:
+    return (AS_OF - timedelta(days=days_before)).isoformat() + "Z"
+
+
+def build(conn, home, lines):
+    write_jsonl(home.landing / "f.jsonl", lines)
+    ingest.ingest_landing(conn, home.landing, None, CurationConfig())
+    derive_night(conn, AS_OF)
+    conn.execute("CHECKPOINT")
+    return home.store
+
+
+def test_identical_text_in_two_namespaces_never_crosses(conn, home):
+    path = build(conn, home, [write("rotate the ledger credentials monthly", entry_id="x", namespace="ns-a", ts=at(1)),
+                              write("rotate the ledger credentials monthly", entry_id="x", namespace="ns-b", ts=at(1)),
+                              write("only in b: rotate keys", entry_id="y", namespace="ns-b", ts=at(1))])
+    conn.close()
+    for mode in ("raw", "curated"):
+        hits = recall("rotate ledger credentials keys", "ns-a", path, k=10, mode=mode)
+        assert [h.entry_id for h in hits] == ["x"]
+
+
+def test_curated_hides_archived_entries_that_raw_returns(conn, home):
+    path = build(conn, home, [
+        write("retry the ledger call with backoff", entry_id="live", ts=at(1)),
+        write("retry the ledger call once on run 48213", entry_id="stale", ts=at(60), data={"generality": 0.2}),
+    ])
+    conn.close()
+    assert {h.entry_id for h in recall("retry ledger", "ns-a", path, k=5, mode="raw")} == {"live", "stale"}
+    assert [h.entry_id for h in recall("retry ledger", "ns-a", path, k=5)] == ["live"]
+
+
+def test_failed_check_warning_comes_with_the_entry(conn, home):
+    path = build(conn, home, [
+        write("the ledger timeout is 30 seconds", entry_id="t", cls="config", ts=at(3)),
+        ev("memory.check", {"entry_id": "t", "status": "fail", "error_class": "assertion"}, ts=at(1)),
+    ])
+    conn.close()
+    [hit] = recall("ledger timeout", "ns-a", path)
+    assert hit.banners and hit.banners[0].startswith("WARNING: failed check")
+
+
+def test_as_of_returns_what_was_valid_then(conn, home):
+    path = build(conn, home, [
+        write("the ledger timeout is 30 seconds", entry_id="old", cls="config", ts=at(40)),
+        write("the ledger timeout is 45 seconds", entry_id="new", cls="config", ts=at(10),
+              data={"supersedes": "old", "reason": "raised"}),
+    ])
+    conn.close()
+    assert [h.entry_id for h in recall("ledger timeout", "ns-a", path)] == ["new"]
+    assert [h.entry_id for h in recall("ledger timeout", "ns-a", path, as_of=AS_OF - timedelta(days=20))] == ["old"]
+
+
+def test_k_limits_and_nonsense_returns_nothing(conn, home):
+    path = build(conn, home, [write(f"lesson {i} about the ledger service", entry_id=f"e{i}", ts=at(1)) for i in range(8)])
+    conn.close()
+    assert len(recall("ledger", "ns-a", path, k=3)) == 3
+    assert recall("zzzz qqqq", "ns-a", path) == []
+    assert recall("", "ns-a", path) == []
