@@ -46,3 +46,7 @@ lock: setup
 
 clean:
 	rm -rf $(VENV) .pytest_cache
+
+## Every evaluation on ../shared/data: JSON in reports/eval, docs/evaluation.md, floors enforced.
+eval: setup
+	$(BIN)/memcurator eval-suite --data ../shared/data --out-dir reports/eval --report docs/evaluation.md

@@ -197,6 +197,71 @@ def show(entry_id: str = typer.Argument(..., help="The entry id."),
                 console.print("  • " + " · ".join(fields))
 
 
+@app.command("eval")
+def eval_command(
+    dataset: str = typer.Argument(..., help="locomo, situatedqa, sick, msrp, sts, tau-bench or synthetic."),
+    paths: list[Path] = typer.Argument(None, help="The dataset's files."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the result as JSON here."),
+) -> None:
+    """Measure raw vs curated on an external dataset (gold never enters the log)."""
+    import orjson
+
+    from memcurator.eval.runner import evaluate
+
+    with console.status(f"evaluating {dataset}"):
+        result = evaluate(dataset, list(paths or []))
+    grid = RichTable(title=f"{result.dataset} (n = {result.n})")
+    for col in ("metric", "raw", "curated"):
+        grid.add_column(col, justify="right" if col != "metric" else "left")
+    for metric in sorted(set(result.raw) | set(result.curated)):
+        cells = [result.raw.get(metric), result.curated.get(metric)]
+        grid.add_row(metric, *["" if v is None else f"{v:.4f}" if isinstance(v, float) else str(v) for v in cells])
+    console.print(grid)
+    for note in result.notes:
+        console.print(f"[dim]{note}[/]")
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(orjson.dumps(result.as_dict(), option=orjson.OPT_INDENT_2))
+        console.print(f"wrote {out}")
+
+
+@app.command("eval-suite")
+def eval_suite(data: Path = typer.Option(Path("../shared/data"), help="The external datasets folder."),
+               out_dir: Path = typer.Option(Path("reports/eval"), help="Where the JSON results go."),
+               report_path: Path = typer.Option(Path("docs/evaluation.md"), "--report", help="Markdown report."),
+               check_floors: bool = typer.Option(True, help="Fail when a metric breaks its floor.")) -> None:
+    """Run every dataset of the suite, write the JSON results and the report, enforce the floors."""
+    import orjson
+
+    from memcurator.eval import report
+    from memcurator.eval.runner import SUITE, evaluate
+
+    results, commands = [], []
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for dataset, relative in SUITE:
+        paths = [data / p for p in relative]
+        missing = [p for p in paths if not p.exists()]
+        if missing:
+            console.print(f"[red]missing[/] {missing}")
+            raise typer.Exit(2)
+        with console.status(f"evaluating {dataset}"):
+            result = evaluate(dataset, paths).as_dict()
+        target = out_dir / f"{dataset}.json"
+        target.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))
+        results.append(result)
+        commands.append(f"memcurator eval {dataset} {' '.join(str(data / p) for p in relative)} --out {target}")
+        console.print(f"{dataset}: raw {result['raw']} | curated {result['curated']}")
+    report_path.write_text(report.markdown(results, commands))
+    console.print(f"wrote {report_path}")
+    if check_floors:
+        broken = report.check_floors(results)
+        for line in broken:
+            console.print(f"[red]floor broken[/]: {line}")
+        if broken:
+            raise typer.Exit(1)
+        console.print("[green]all floors hold[/]")
+
+
 @app.command()
 def catalogue() -> None:
     """Print the table catalogue (markdown) generated from the table declarations."""

@@ -40,6 +40,12 @@ revivals as (
     group by namespace, entry_id
 ),
 
+observed as (
+    -- idleness is only evidence where recall is observed: a namespace without recall telemetry
+    -- (an imported store, a transcript set without memory tools) is never decayed for being quiet
+    select distinct namespace from core.recall_results
+),
+
 writer_trust as (
     select w.namespace, w.entry_id, w.agent_id, t.trust as agent_trust
     from core.memory_writes as w
@@ -62,11 +68,13 @@ features as (
         regexp_matches(norm_text, $imperative) as is_imperative,
         len(regexp_extract_all(norm_text, $specific)) as specifics,
         coalesce(importance, 1.0) as effective_importance,
-        greatest(last_written_at, coalesce(last_recalled_at, last_written_at)) as last_activity_at
+        greatest(last_written_at, coalesce(last_recalled_at, last_written_at)) as last_activity_at,
+        o.namespace is not null as recall_observed
     from usage as u
     left join successor as s using (namespace, entry_id)
     left join revivals as r using (namespace, entry_id)
     left join writer_trust as wt using (namespace, entry_id)
+    left join observed as o using (namespace)
 ),
 
 generality as (
@@ -110,12 +118,12 @@ decided as (
             when successor_id is not null then 'superseded'
             when valid_until is not null and valid_until <= $as_of then 'expired'
             when class = 'operational' and age_days >= $operational_ttl_days then 'expired'
-            when class not in ('identity', 'preference') and admission_score < 3 and idle_days >= $max_idle_days then 'archived'
+            when class not in ('identity', 'preference') and admission_score < 3 and recall_observed and idle_days >= $max_idle_days then 'archived'
             when class not in ('identity', 'preference') and admission_score < 3 then 'held'
             when class = 'episodic' and (age_days >= $case_max_age_days or trust < $case_min_trust
                                          or recency_rank > $case_max_count) then 'archived'
             when class = 'episodic' then 'case'
-            when class not in ('identity', 'preference') and idle_days >= $max_idle_days
+            when class not in ('identity', 'preference') and recall_observed and idle_days >= $max_idle_days
                  and effective_generality < $min_generality then 'archived'
             when class not in ('identity', 'preference') and age_days >= $max_idle_days
                  and effective_importance < $noise_floor then 'archived'
@@ -129,13 +137,13 @@ decided as (
                 case successor_source when 'failed_check' then 'check_supersede' else 'explicit_supersede' end
             when valid_until is not null and valid_until <= $as_of then 'validity_ended'
             when class = 'operational' and age_days >= $operational_ttl_days then 'operational_ttl'
-            when class not in ('identity', 'preference') and admission_score < 3 and idle_days >= $max_idle_days then 'session_material_idle'
+            when class not in ('identity', 'preference') and admission_score < 3 and recall_observed and idle_days >= $max_idle_days then 'session_material_idle'
             when class not in ('identity', 'preference') and admission_score < 3 then 'admission'
             when class = 'episodic' and age_days >= $case_max_age_days then 'case_too_old'
             when class = 'episodic' and trust < $case_min_trust then 'case_low_trust'
             when class = 'episodic' and recency_rank > $case_max_count then 'case_over_count'
             when class = 'episodic' then 'episodic_class'
-            when class not in ('identity', 'preference') and idle_days >= $max_idle_days
+            when class not in ('identity', 'preference') and recall_observed and idle_days >= $max_idle_days
                  and effective_generality < $min_generality then 'decay'
             when class not in ('identity', 'preference') and age_days >= $max_idle_days
                  and effective_importance < $noise_floor then 'retention_old_and_unimportant'

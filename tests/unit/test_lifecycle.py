@@ -18,7 +18,9 @@ def at(days_before: float) -> str:
     return (AS_OF - timedelta(days=days_before)).isoformat() + "Z"
 
 
-def derive(conn, home, lines, cfg=CurationConfig()):
+def derive(conn, home, lines, cfg=CurationConfig(), observed=True):
+    # one recall of an unrelated id makes recall observed in ns-a (decay needs telemetry)
+    lines = lines + ([recall_event("unrelated", 400)] if observed else [])
     write_jsonl(home.landing / "f.jsonl", lines)
     ingest.ingest_landing(conn, home.landing, None, cfg)
     derive_night(conn, AS_OF, cfg)
@@ -28,8 +30,9 @@ def state(conn, entry_id, cols="state, rule"):
     return conn.execute(f"select {cols} from core.entry_lifecycle where entry_id = ?", [entry_id]).fetchone()
 
 
-def recall_event(entry_id, days_before):
-    return ev("memory.recall", {"query": "q", "results": [{"entry_id": entry_id, "rank": 1}]}, ts=at(days_before))
+def recall_event(entry_id, days_before, namespace="ns-a"):
+    return ev("memory.recall", {"query": "q", "results": [{"entry_id": entry_id, "rank": 1}]}, ts=at(days_before),
+              namespace=namespace)
 
 
 LESSON = "prefer small reversible changes to configuration"
@@ -183,3 +186,11 @@ def test_generality_rule_on_examples(conn, home):
     assert g["declared"] == 2.5  # a declared generality is never overridden
     assert g["principle"] > g["imperative"] > g["specific"]  # principles > imperative lessons > specifics
     assert g["specific"] < 1.0  # ids, times and paths push it under the decay threshold
+
+
+def test_no_recall_telemetry_means_no_decay(conn, home):
+    # a namespace with no recall events gives no evidence of disuse: the narrow, old entry stays
+    derive(conn, home, [write(LESSON, entry_id="e", ts=at(100), namespace="imported", data={"generality": 0.2}),
+                        write(LESSON, entry_id="f", ts=at(100), data={"generality": 0.2})])
+    states = dict(conn.execute("select entry_id, state from core.entry_lifecycle").fetchall())
+    assert states == {"e": "active", "f": "archived"}

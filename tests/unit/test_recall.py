@@ -39,6 +39,7 @@ def test_curated_hides_archived_entries_that_raw_returns(conn, home):
     path = build(conn, home, [
         write("retry the ledger call with backoff", entry_id="live", ts=at(1)),
         write("retry the ledger call once on run 48213", entry_id="stale", ts=at(60), data={"generality": 0.2}),
+        ev("memory.recall", {"query": "q", "results": [{"entry_id": "live", "rank": 1}]}, ts=at(1)),
     ])
     conn.close()
     assert {h.entry_id for h in recall("retry ledger", "ns-a", path, k=5, mode="raw")} == {"live", "stale"}

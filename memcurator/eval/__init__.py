@@ -1,0 +1,1 @@
+"""Evaluation: external datasets converted to logs plus separate gold, measured raw vs curated."""
