@@ -1,4 +1,4 @@
-"""Contradictions stage: supersede links with their verdicts."""
+"""Contradictions stage: supersede links with their verdicts, conflicts, and the curators' worklist."""
 
 from assets._tables import nightly_table_asset
 from memcurator import contradictions
@@ -9,4 +9,17 @@ core_supersede_links = nightly_table_asset(
     {"accepted_links": "select count(*) from core.supersede_links where status = 'accepted'",
      "trust_guarded_links": "select count(*) from core.supersede_links where status = 'trust_guarded'",
      "cycle_rejected_links": "select count(*) from core.supersede_links where status = 'cycle_rejected'"},
+)
+core_contradictions = nightly_table_asset(
+    contradictions.CONTRADICTIONS, contradictions.build_contradictions,
+    [["core", "supersede_links"], ["core", "near_duplicate_pairs"], ["core", "entry_usage"],
+     ["raw", "curator_decisions"]], "contradictions",
+    {"open_conflicts": "select count(*) from core.contradictions where status = 'open'",
+     "detected_conflicts": "select count(*) from core.contradictions where kind = 'detected'",
+     "explicit_links": "select count(*) from core.contradictions where kind in ('explicit', 'failed_check')"},
+)
+core_contested_entries = nightly_table_asset(
+    contradictions.CONTESTED_ENTRIES, contradictions.build_contested_entries,
+    [["core", "contradictions"], ["core", "entry_lifecycle"]], "contradictions",
+    {"contested_entries": "select count(*) from core.contested_entries"},
 )

@@ -4,10 +4,12 @@ from assets._tables import nightly_table_asset
 from memcurator import ranking
 
 core_entry_scores = nightly_table_asset(
-    ranking.ENTRY_SCORES, ranking.build_entry_scores, [["core", "entry_lifecycle"], ["core", "entry_usage"]], "ranking")
+    ranking.ENTRY_SCORES, ranking.build_entry_scores,
+    [["core", "entry_lifecycle"], ["core", "entry_usage"], ["core", "principle_proposals"]], "ranking")
 mart_recall_view = nightly_table_asset(
     ranking.RECALL_VIEW, ranking.build_recall_view,
-    [["core", "entry_lifecycle"], ["core", "entry_scores"], ["core", "entries"]], "ranking",
+    [["core", "entry_lifecycle"], ["core", "entry_scores"], ["core", "entries"], ["core", "contradictions"],
+     ["core", "principle_proposals"]], "ranking",
     {"active_set": "select count(*) from mart.recall_view where tier = 'active'",
      "with_failed_check_warning": "select count(*) from mart.recall_view where has_failed_check"},
 )

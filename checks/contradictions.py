@@ -3,7 +3,7 @@
 import dagster as dg
 
 from checks._sql import schema_check, violation_check
-from memcurator.contradictions import SUPERSEDE_LINKS, cycle_members
+from memcurator.contradictions import CONTESTED_ENTRIES, CONTRADICTIONS, SUPERSEDE_LINKS, cycle_members
 from pipelines.resources import StoreResource
 
 supersede_links_schema = schema_check(SUPERSEDE_LINKS)
@@ -27,3 +27,14 @@ def accepted_supersede_graph_is_acyclic(store: StoreResource) -> dg.AssetCheckRe
     on_cycles = cycle_members(links)
     return dg.AssetCheckResult(passed=on_cycles.height == 0,
                                metadata={"entries_on_cycles": dg.MetadataValue.int(on_cycles.height)})
+
+
+no_contested_entry_is_recalled_without_its_conflict = violation_check(
+    ["mart", "recall_view"], "no_contested_entry_is_recalled_without_its_conflict",
+    "Every entry of the curators' worklist that is in the recall view carries a CONFLICT banner.",
+    """select count(*) from core.contested_entries c join mart.recall_view r using (namespace, entry_id)
+       where not list_contains(list_transform(r.banners, b -> b like 'CONFLICT%'), true)""",
+)
+
+contradictions_schema = schema_check(CONTRADICTIONS)
+contested_entries_schema = schema_check(CONTESTED_ENTRIES)

@@ -37,7 +37,7 @@ CURATION_AUDIT_LOG = register(Table(
     key=("namespace", "entity_kind", "entity_id", "action"),
 ))
 
-PARTS = ["lifecycle", "supersede_links"]
+PARTS = ["lifecycle", "supersede_links", "clustering", "contradictions"]
 
 
 def build_audit_log(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig,
@@ -46,6 +46,7 @@ def build_audit_log(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: Curat
     chosen = parts or PARTS
     union = "\nunion all\n".join(f"select * from ({sql.load(f'audit/{p}')})" for p in chosen)
     query = f"select *, $as_of as as_of from ({union}) order by namespace, entity_kind, entity_id, action"
-    params = {**lifecycle_params(cfg, as_of), "trust_guard_ratio": cfg.trust_guard_ratio}
+    params = {**lifecycle_params(cfg, as_of), "trust_guard_ratio": cfg.trust_guard_ratio,
+              "min_members": cfg.min_principle_members, "threshold": cfg.near_duplicate_threshold}
     used = {k: v for k, v in params.items() if f"${k}" in query}
     return replace_table(conn, CURATION_AUDIT_LOG, query, used)

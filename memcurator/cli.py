@@ -197,6 +197,102 @@ def show(entry_id: str = typer.Argument(..., help="The entry id."),
                 console.print("  • " + " · ".join(fields))
 
 
+review = typer.Typer(help="Curator queues: principle proposals and conflicts.", no_args_is_help=True)
+app.add_typer(review, name="review")
+
+
+@review.command("clusters")
+def review_clusters(namespace: Optional[str] = typer.Option(None, "--namespace", "-n"),
+                    status: str = typer.Option("proposed", help="proposed, approved, rejected, unmerged or all."),
+                    limit: int = typer.Option(20), home: Optional[Path] = HomeOption) -> None:
+    """List principle proposals, largest and most recalled first."""
+    with store.connect(_published(_home(home)), read_only=True) as conn:
+        rows = conn.execute(
+            """select namespace, cluster_id, member_count, recall_count, proven_count, distinct_runs, open_conflicts,
+                      status, text from core.principle_proposals
+               where (? is null or namespace = ?) and (? = 'all' or status = ?)
+               order by member_count desc, recall_count desc, cluster_id limit ?""",
+            [namespace, namespace, status, status, limit]).fetchall()
+    grid = RichTable(title=f"principle proposals ({status})")
+    for col in ("namespace", "cluster", "members", "recalls", "proven", "runs", "conflicts", "status", "canonical text"):
+        grid.add_column(col, overflow="fold")
+    for r in rows:
+        grid.add_row(*[str(v) for v in r[:6]], f"[red]{r[6]}[/]" if r[6] else "0", r[7], r[8])
+    console.print(grid)
+
+
+def _decide(home: Optional[Path], kind: str, target: str, action: str, reason: str, curator: str,
+            data: dict | None = None) -> None:
+    from memcurator.decisions import record
+
+    h = _home(home)
+    table, key = ("core.principle_proposals", "cluster_id") if kind == "cluster" else ("core.contradictions", "conflict_id")
+    with store.connect(_published(h), read_only=True) as conn:
+        found = conn.execute(f"select namespace from {table} where {key} = ?", [target]).fetchall()
+        extra = {}
+        if kind == "cluster" and found:
+            extra = dict(zip(("canonical_entry_id", "open_conflicts"), conn.execute(
+                "select canonical_entry_id, open_conflicts from core.principle_proposals where cluster_id = ?",
+                [target]).fetchone()))
+    if not found:
+        console.print(f"[red]no {kind} {target}[/] in the published store")
+        raise typer.Exit(1)
+    if kind == "cluster" and action == "approve" and extra.get("open_conflicts"):
+        console.print(f"[red]refused[/]: its members are in {extra['open_conflicts']} open conflicts; "
+                      "resolve them first (memcurator review conflicts)")
+        raise typer.Exit(1)
+    payload = {"canonical_entry_id": extra["canonical_entry_id"]} if kind == "cluster" and action == "approve" else {}
+    line = record(h.decisions, found[0][0], kind, target, action, reason, curator, {**payload, **(data or {})})
+    console.print(f"recorded {action} of {kind} {target} ({line['id']}); the next run applies it")
+
+
+@review.command("approve")
+def review_approve(cluster_id: str, reason: str = typer.Option(..., "--reason"),
+                   curator: str = typer.Option("curator", "--curator"), home: Optional[Path] = HomeOption) -> None:
+    """Approve a principle: it enters the active set and its members move under it."""
+    _decide(home, "cluster", cluster_id, "approve", reason, curator)
+
+
+@review.command("reject")
+def review_reject(cluster_id: str, reason: str = typer.Option(..., "--reason"),
+                  curator: str = typer.Option("curator", "--curator"), home: Optional[Path] = HomeOption) -> None:
+    """Reject a proposal: members stay as they are; the cluster is not proposed again as is."""
+    _decide(home, "cluster", cluster_id, "reject", reason, curator)
+
+
+@review.command("unmerge")
+def review_unmerge(cluster_id: str, reason: str = typer.Option(..., "--reason"),
+                   curator: str = typer.Option("curator", "--curator"), home: Optional[Path] = HomeOption) -> None:
+    """Undo an approval: every member is restored exactly as before."""
+    _decide(home, "cluster", cluster_id, "unmerge", reason, curator)
+
+
+@review.command("conflicts")
+def review_conflicts(namespace: Optional[str] = typer.Option(None, "--namespace", "-n"),
+                     limit: int = typer.Option(20), home: Optional[Path] = HomeOption) -> None:
+    """The worklist: contested entries, most recalled first, with their conflicts."""
+    with store.connect(_published(_home(home)), read_only=True) as conn:
+        rows = conn.execute(
+            """select c.namespace, c.entry_id, c.recall_count, c.kinds, c.conflict_ids, c.is_likely_current, c.text
+               from core.contested_entries c where (? is null or c.namespace = ?)
+               order by c.recall_count desc, c.max_confidence desc, c.entry_id limit ?""",
+            [namespace, namespace, limit]).fetchall()
+    for ns, entry, recalls, kinds, conflicts, current, text in rows:
+        console.print(f"[bold]{ns}/{entry}[/] recalled {recalls}× · {', '.join(kinds)} · "
+                      f"{'likely current' if current else '[yellow]likely stale[/]'}\n  {text}\n  "
+                      f"conflicts: {', '.join(conflicts[:5])}{' …' if len(conflicts) > 5 else ''}")
+    console.print("resolve: memcurator review resolve CONFLICT_ID replace|narrow|retire|dismiss --reason ...")
+
+
+@review.command("resolve")
+def review_resolve(conflict_id: str, action: str = typer.Argument(..., help="replace, narrow, retire or dismiss."),
+                   reason: str = typer.Option(..., "--reason"), curator: str = typer.Option("curator", "--curator"),
+                   home: Optional[Path] = HomeOption) -> None:
+    """Resolve a conflict: replace (the likely-current side supersedes the other), narrow (both stay,
+    scopes differ), retire (archive the stale side), dismiss (not a conflict)."""
+    _decide(home, "conflict", conflict_id, action, reason, curator)
+
+
 @app.command("eval")
 def eval_command(
     dataset: str = typer.Argument(..., help="locomo, situatedqa, sick, msrp, sts, tau-bench or synthetic."),

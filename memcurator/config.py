@@ -44,6 +44,7 @@ class CurationConfig:
     minhash_permutations: int = 128
     lsh_bands: int = 32
     shingle_words: int = 1
+    shingle_drop_stopwords: bool = True
     near_duplicate_threshold: float = 0.6
     min_principle_members: int = 3
     redundancy_penalty: float = 0.12

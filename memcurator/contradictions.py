@@ -79,3 +79,108 @@ def build_supersede_links(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg:
     finally:
         conn.unregister("cycle_nodes")
         conn.unregister("link_candidates")
+
+
+CONTRADICTIONS = register(Table(
+    "core", "contradictions",
+    "One row per conflicting pair of entries within a namespace (entry_a older), with its kind, evidence and status.",
+    (
+        NS,
+        C("conflict_id", "VARCHAR", "Stable id of the pair.", False),
+        C("entry_a", "VARCHAR", "The older entry.", False),
+        C("entry_b", "VARCHAR", "The newer entry.", False),
+        C("kind", "VARCHAR", "explicit, failed_check, trust_guarded, cycle or detected.", False),
+        C("detector", "VARCHAR", "For detected pairs: negation, value, antonym or change."),
+        C("evidence", "VARCHAR", "Why the pair conflicts.", False),
+        C("confidence", "DOUBLE", "1 for declared links; the detector's overlap for detected pairs.", False),
+        C("status", "VARCHAR", "resolved_by_link (a supersede settled it), open, or the curator's resolution.", False),
+        C("likely_current", "VARCHAR", "The entry more likely to be current: later validity, then later write, higher trust, passing checks.", False),
+        C("resolution_reason", "VARCHAR", "The curator's reason, when resolved by a curator."),
+        AS_OF,
+    ),
+    key=("namespace", "entry_a", "entry_b"),
+))
+
+CONTESTED_ENTRIES = register(Table(
+    "core", "contested_entries",
+    "One row per entry in at least one open conflict: the curator's worklist, most recalled first.",
+    (
+        NS, C("entry_id", "VARCHAR", "The contested entry.", False),
+        C("text", "VARCHAR", "Its text.", False),
+        C("open_conflicts", "BIGINT", "Open conflicts it is in.", False),
+        C("conflict_ids", "VARCHAR[]", "Those conflicts.", False),
+        C("kinds", "VARCHAR[]", "Their kinds.", False),
+        C("max_confidence", "DOUBLE", "Highest confidence among them.", False),
+        C("recall_count", "BIGINT", "How often it is recalled (priority).", False),
+        C("is_likely_current", "BOOLEAN", "Whether it is the likely-current side of every conflict.", False),
+        AS_OF,
+    ),
+    key=("namespace", "entry_id"),
+))
+
+SIMILAR_ONLY_VALUE_OVERLAP = 0.9
+SUBJECT_GROUP_CAP = 300  # entries sharing a subject key beyond this are only paired when also similar
+
+
+def candidate_pairs(entries: pl.DataFrame, similar: pl.DataFrame) -> pl.DataFrame:
+    """Pairs about the same subject within a namespace: the same subject key (the entry's sorted tag
+    set, non-empty), or a verified near-duplicate.
+
+    ``entries``: namespace, entry_id, tags, first_written_at. ``similar``: namespace, entry_a, entry_b.
+    """
+    order = entries.select("namespace", "entry_id", "first_written_at")
+    # same_subject: the pair shares its subject key; otherwise it is only lexically similar
+    tagged = (entries.filter(pl.col("tags").list.len() > 0)
+              .select("namespace", "entry_id", pl.col("tags").list.sort().list.join("\x1f").alias("subject")))
+    sizes = tagged.group_by("namespace", "subject").len()
+    tagged = tagged.join(sizes.filter(pl.col("len") <= SUBJECT_GROUP_CAP), on=["namespace", "subject"]).drop("len")
+    by_tag = (tagged.join(tagged, on=["namespace", "subject"], suffix="_b")
+              .filter(pl.col("entry_id") != pl.col("entry_id_b"))
+              .select("namespace", pl.col("entry_id").alias("x"), pl.col("entry_id_b").alias("y"),
+                      pl.lit(True).alias("same_subject")))
+    by_sim = similar.select("namespace", pl.col("entry_a").alias("x"), pl.col("entry_b").alias("y"),
+                            pl.lit(False).alias("same_subject"))
+    pairs = pl.concat([by_tag, by_sim])
+    # orient: entry_a is the older one (first written, then id)
+    pairs = (pairs.join(order.rename({"entry_id": "x", "first_written_at": "tx"}), on=["namespace", "x"])
+             .join(order.rename({"entry_id": "y", "first_written_at": "ty"}), on=["namespace", "y"]))
+    older_x = (pl.col("tx") < pl.col("ty")) | ((pl.col("tx") == pl.col("ty")) & (pl.col("x") < pl.col("y")))
+    return (pairs.select("namespace",
+                         pl.when(older_x).then("x").otherwise("y").alias("entry_a"),
+                         pl.when(older_x).then("y").otherwise("x").alias("entry_b"),
+                         "same_subject")
+            .group_by("namespace", "entry_a", "entry_b").agg(pl.col("same_subject").any())
+            .sort("namespace", "entry_a", "entry_b"))
+
+
+def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
+    """Declared conflicts (supersede links and their verdicts) plus pairs the judge detects among
+    entries about the same subject; curator resolutions applied; the likely-current side named."""
+    from memcurator.detect import JudgeSettings, judge
+
+    entries = conn.execute("select namespace, entry_id, text, tags, first_written_at from core.entries").pl()
+    similar = conn.execute("select namespace, entry_a, entry_b from core.near_duplicate_pairs").pl()
+    pairs = candidate_pairs(entries, similar)
+    linked = conn.execute("select namespace, entry_id as entry_a, successor_id as entry_b from core.supersede_links").pl()
+    pairs = pairs.join(linked, on=["namespace", "entry_a", "entry_b"], how="anti").join(
+        linked.rename({"entry_a": "entry_b", "entry_b": "entry_a"}), on=["namespace", "entry_a", "entry_b"], how="anti")
+    texts = entries.select("namespace", "entry_id", "text")
+    pairs = (pairs.join(texts.rename({"entry_id": "entry_a", "text": "text_a"}), on=["namespace", "entry_a"])
+             .join(texts.rename({"entry_id": "entry_b", "text": "text_b"}), on=["namespace", "entry_b"]))
+    # without a shared subject key, competing values need near-identical wording around them
+    judged = pl.concat([
+        judge(pairs.filter(pl.col("same_subject"))),
+        judge(pairs.filter(~pl.col("same_subject")), JudgeSettings(value_overlap=SIMILAR_ONLY_VALUE_OVERLAP)),
+    ], how="diagonal_relaxed")
+    detected = judged.filter(pl.col("is_conflict")).select(
+        "namespace", "entry_a", "entry_b", pl.col("kind").alias("detector"), "evidence", "confidence")
+    conn.register("detected_pairs", detected.to_arrow())
+    try:
+        return replace_table(conn, CONTRADICTIONS, sql.load("contradictions"), {"as_of": as_of})
+    finally:
+        conn.unregister("detected_pairs")
+
+
+def build_contested_entries(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:
+    """Every entry in an open conflict, with its conflicts, most recalled first."""
+    return replace_table(conn, CONTESTED_ENTRIES, sql.load("contested_entries"), {"as_of": as_of})

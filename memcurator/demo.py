@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import random
+import zlib
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -39,6 +40,24 @@ LESSONS = [
     "split large batch jobs on {svc} into chunks of at most ten thousand rows",
     "add a timeout to every outbound request from {svc} to avoid hung workers",
     "keep the {file} change and the {svc} deploy in separate pull requests",
+    "drain connections from {svc} before restarting its pods",
+    "tag every {svc} release in git so rollbacks know what to return to",
+    "write a failing test that reproduces the {svc} bug before fixing it",
+    "compare the {svc} metrics against last week before declaring an incident over",
+    "ask the owning team before adding a new dependency to {svc}",
+    "prefer feature flags over long lived branches for {svc} work",
+    "snapshot the {svc} database before any manual data repair",
+    "document every manual step of the {svc} runbook as you perform it",
+    "watch memory usage of {svc} for an hour after raising its cache size",
+    "grep the logs of {svc} for the request id instead of scrolling dashboards",
+    "disable the cron triggers of {svc} during a schema migration",
+    "warm the {svc} caches after a cold start before sending real traffic",
+    "limit concurrent writers to {svc} during backfills",
+    "review the diff of {file} line by line when it touches authentication",
+    "confirm the time zone of timestamps coming from {svc} before comparing them",
+    "escape user input before it reaches the {svc} query builder",
+    "check disk headroom on {svc} hosts before enabling verbose logging",
+    "send a heads up to {team} before changing the {svc} public API",
 ]
 SYNONYMS = {
     "always": ["always", "consistently", "make sure to"],
@@ -65,13 +84,18 @@ PRINCIPLES = [
     "Treat configuration as code: reviewed, versioned and tested.",
     "Own the interface, not the implementation: depend on contracts.",
 ]
-NARROW = [
-    "run {run} failed on ticket #{n} because /tmp/build-{m} ran out of disk",
-    "the flaky test test_{svcu}_{n} passed on the third retry in run {run}",
-    "user asked about invoice {n} at 14:{m:02d}, answered from cache",
-    "{svc} returned HTTP 502 at 03:{m:02d} for request id {n}",
-    "copied {file} to /home/agent/scratch/{n} for inspection this Tuesday",
-]
+# One-off notes: combinatorial phrases, so two notes share little beyond chance words.
+NARROW_WHO = ["{user}", "the night shift agent", "a reviewer from {team}", "the canary job", "an intern",
+              "support", "the billing robot", "the oncall engineer", "a customer in Lisbon", "the scheduler"]
+NARROW_WHAT = ["hit a 502 from {svc}", "found a typo in {file}", "restarted worker node-{m}",
+               "saw invoice {n} rendered twice", "filed ticket #{n}", "lost a websocket to {svc}",
+               "noticed {m} stale locks", "uploaded artifact {n}.tar.gz", "bisected commit {n}",
+               "got a checksum mismatch on bucket shard {m}", "paused queue partition {m}",
+               "reran flaky test_{svcu}_{n}", "patched {file} by hand", "measured {n} requests per second",
+               "reverted hotfix-{n}", "opened incident {n}", "copied {file} to /tmp/scratch-{n}"]
+NARROW_WHEN = ["around 03:{m:02d}", "during the demo", "after lunch", "while the backup ran",
+               "right before the release freeze", "in run {run}", "on host node-{m}", "for request {n}",
+               "in the staging cluster", "as the migration finished", "before the standup", "in region eu-west-{m}"]
 OPERATIONAL = [
     "deploy queue for {svc} has {n} pending jobs right now",
     "{svc} is currently in maintenance mode today",
@@ -142,7 +166,7 @@ class _Fleet:
     def slots(self, ns: str) -> dict:
         rng = self.rng
         svc = rng.choice(SERVICES)
-        user = USERS[hash(ns) % len(USERS)] if ns.startswith("user-") else rng.choice(USERS)
+        user = USERS[zlib.crc32(ns.encode()) % len(USERS)] if ns.startswith("user-") else rng.choice(USERS)
         return {"svc": svc, "svcu": svc.replace("-", "_"), "file": rng.choice(FILES), "n": rng.randrange(100, 99_999),
                 "m": rng.randrange(60), "run": f"r{rng.randrange(10**6)}", "user": user, "User": user.capitalize(),
                 "team": rng.choice(TEAMS)}
@@ -182,14 +206,12 @@ class _Fleet:
     def _namespace(self, ns: str, agents: list[str], budget: int) -> None:
         rng = self.rng
         # Topic plan: lessons with many paraphrases, a few principles, the rest mixed.
+        # each lesson group of a namespace has its own template: one lesson, restated, never two
+        # lessons that differ only by the service they name
         lesson_groups = []
-        bases = set()
-        for _ in range(max(2, budget // 20)):
-            base = rng.choice(LESSONS).format(**self.slots(ns))
-            if base in bases:
-                continue
-            bases.add(base)
-            copies = min(40, max(1, int(rng.paretovariate(1.1) * 1.5)))
+        for template in rng.sample(LESSONS, k=len(LESSONS)):
+            base = template.format(**self.slots(ns))
+            copies = min(40, max(2, int(rng.paretovariate(1.0) * 3)))
             lesson_groups.append((base, copies, self.next_id("g")))
         config_facts = [(rng.choice(SERVICES), rng.choice(["timeout", "max connections", "batch size", "retry limit"]))
                         for _ in range(max(2, budget // 80))]
@@ -254,20 +276,22 @@ class _Fleet:
                              **({"generality": 3} if rng.random() < 0.5 else {}))
             self.truth.principles.append([ns, eid])
         elif kind == "narrow":
-            text = rng.choice(NARROW).format(**self.slots(ns))
+            text = " ".join(rng.choice(pool) for pool in (NARROW_WHO, NARROW_WHAT, NARROW_WHEN)).format(**self.slots(ns))
             eid = self.write(ns, ts, run, agent, text, rng.choice(["episodic", "lesson"]), "narrow", [],
                              importance=round(rng.uniform(0.1, 0.6), 2))
             self.truth.narrow.append([ns, eid])
         elif kind == "operational":
-            text = rng.choice(OPERATIONAL).format(**self.slots(ns))
-            eid = self.write(ns, ts, run, agent, text, "operational", "operational", [])
+            slots = self.slots(ns)
+            text = rng.choice(OPERATIONAL).format(**slots)
+            eid = self.write(ns, ts, run, agent, text, "operational", "operational", [slots["svc"]])
             self.truth.operational.append([ns, eid])
         elif kind == "config":
             self._config_fact(ns, agent, run, ts, config_facts)
         elif kind == "identity":
             template = rng.choice(IDENTITY + PREFERENCE)
             cls = "identity" if template in IDENTITY else "preference"
-            self.write(ns, ts, run, agent, template.format(**self.slots(ns)), cls, cls, [])
+            slots = self.slots(ns)
+            self.write(ns, ts, run, agent, template.format(**slots), cls, cls, [f"user-{slots['user']}"])
         else:
             svc = rng.choice(SERVICES)
             until = ts + timedelta(days=rng.randint(3, 60))

@@ -31,7 +31,7 @@ ENTRY_LIFECYCLE = register(Table(
     (
         NS, C("entry_id", "VARCHAR", "The entry.", False),
         C("class", "VARCHAR", "Class of the current version.", False),
-        C("state", "VARCHAR", "active, reverify, superseded, expired, held, case or archived.", False),
+        C("state", "VARCHAR", "active, reverify, superseded, merged, redundant, expired, held, case or archived.", False),
         C("rule", "VARCHAR", "Rule that decided the state (in_use when active).", False),
         C("reason", "VARCHAR", "The rule's reason with its inputs, for people.", False),
         C("since", "TIMESTAMP", "When the state began.", False),
@@ -77,6 +77,27 @@ def lifecycle_params(cfg: CurationConfig, as_of: datetime) -> dict:
     return {"as_of": as_of, **PATTERNS, **{k: getattr(cfg, k) for k in keys}}
 
 
+ENTRY_GENERALITY = register(Table(
+    "core", "entry_generality",
+    "One row per (namespace, entry_id) as of the night: effective generality and how it was obtained.",
+    (
+        NS, C("entry_id", "VARCHAR", "The entry.", False),
+        C("generality", "DOUBLE", "Effective generality 0-3.", False),
+        C("generality_rule", "VARCHAR", "declared or derived.", False),
+        C("is_imperative", "BOOLEAN", "Imperative principle phrasing (raises derived generality).", False),
+        C("specifics", "INTEGER", "Specific tokens counted (ids, dates, times, paths; at most 5).", False),
+        AS_OF,
+    ),
+    key=("namespace", "entry_id"),
+))
+
+
+def build_entry_generality(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:
+    """Declared generality, or the documented rule: class base, imperative phrasing, specifics, reuse."""
+    return replace_table(conn, ENTRY_GENERALITY, sql.load("entry_generality"),
+                         {"as_of": as_of, "imperative": IMPERATIVE, "specific": SPECIFIC})
+
+
 def build_agent_trust(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:
     """Trust per agent from the checks of the entries it wrote (Laplace-smoothed pass rate)."""
     return replace_table(conn, AGENT_TRUST, sql.load("agent_trust"), {"as_of": as_of})
@@ -84,4 +105,6 @@ def build_agent_trust(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: Cur
 
 def build_entry_lifecycle(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
     """Admission, expiry by class, decay (idle AND narrow), retention, revival, trust flags."""
-    return replace_table(conn, ENTRY_LIFECYCLE, sql.load("entry_lifecycle"), lifecycle_params(cfg, as_of))
+    params = lifecycle_params(cfg, as_of)
+    query = sql.load("entry_lifecycle")
+    return replace_table(conn, ENTRY_LIFECYCLE, query, {k: v for k, v in params.items() if f"${k}" in query})

@@ -12,7 +12,7 @@ from typing import Callable
 
 import duckdb
 
-from memcurator import audit, contradictions, entries, ingest, lifecycle, ranking
+from memcurator import audit, clustering, contradictions, entries, ingest, lifecycle, ranking
 from memcurator.config import CurationConfig
 
 # (table, builder) in dependency order; each builder is build(conn, as_of, cfg).
@@ -24,8 +24,15 @@ STEPS: list[tuple[str, Callable]] = [
     ("core.runs", entries.build_runs),
     ("core.entry_usage", entries.build_entry_usage),
     ("core.supersede_links", contradictions.build_supersede_links),
+    ("core.entry_generality", lifecycle.build_entry_generality),
+    ("core.near_duplicate_pairs", clustering.build_near_duplicate_pairs),
+    ("core.contradictions", contradictions.build_contradictions),
+    ("core.near_duplicate_clusters", clustering.build_near_duplicate_clusters),
+    ("core.principle_proposals", clustering.build_principle_proposals),
+    ("core.entry_importance", clustering.build_entry_importance),
     ("core.agent_trust", lifecycle.build_agent_trust),
     ("core.entry_lifecycle", lifecycle.build_entry_lifecycle),
+    ("core.contested_entries", contradictions.build_contested_entries),
     ("core.entry_scores", ranking.build_entry_scores),
     ("mart.recall_view", ranking.build_recall_view),
     ("core.curation_audit_log", audit.build_audit_log),

@@ -18,7 +18,7 @@ from memcurator.tables import AS_OF, NS, C, Table, register
 
 ENTRY_SCORES = register(Table(
     "core", "entry_scores",
-    "One row per (namespace, entry_id) as of the night: the curation score and its parts.",
+    "One row per (namespace, entry_id) and per approved principle as of the night: the curation score and its parts.",
     (
         NS, C("entry_id", "VARCHAR", "The entry.", False),
         C("generality", "DOUBLE", "Effective generality 0-3.", False),
@@ -41,9 +41,11 @@ RECALL_VIEW = register(Table(
         C("score", "DOUBLE", "Curation score.", False),
         C("text", "VARCHAR", "The entry text.", False),
         C("class", "VARCHAR", "Entry class.", False),
-        C("state", "VARCHAR", "Lifecycle state (active, reverify, held, case).", False),
+        C("state", "VARCHAR", "Lifecycle state (active, reverify, held, case); approved principles are active.", False),
         C("banners", "VARCHAR[]", "What the reader must see above the entry: warnings, re-verify, conflicts.", False),
         C("has_failed_check", "BOOLEAN", "Latest non-transient check failed: shown as a warning.", False),
+        C("conflict_with", "VARCHAR[]", "Entries it is in an open conflict with.", False),
+        C("is_likely_current", "BOOLEAN", "False when another side of one of its conflicts is more likely current.", False),
         C("tags", "VARCHAR[]", "Subject keys.", False),
         C("generality", "DOUBLE", "Effective generality.", False),
         C("proven_count", "BIGINT", "Passing checks.", False),
@@ -72,4 +74,4 @@ def build_entry_scores(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: Cu
 
 def build_recall_view(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:
     """The active set ranked by score, then held/case material; each row with its banners."""
-    return replace_table(conn, RECALL_VIEW, sql.load("recall_view"))
+    return replace_table(conn, RECALL_VIEW, sql.load("recall_view"), {"as_of": as_of})

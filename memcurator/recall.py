@@ -45,7 +45,7 @@ class Hit:
 
 @dataclass
 class NamespaceIndex:
-    entries: pl.DataFrame          # every entry of the namespace: entry_id, text
+    entries: pl.DataFrame          # every entry of the namespace plus approved principles: entry_id, text, class, is_principle
     retriever: bm25s.BM25 | None
     recallable: pl.DataFrame       # recall view rows: entry_id, tier, score, banners, class
 
@@ -74,9 +74,13 @@ def _build(entries: pl.DataFrame) -> bm25s.BM25 | None:
 def _namespace_index(path: str, mtime_ns: int, namespace: str) -> NamespaceIndex:
     with store.connect(path, read_only=True) as conn:
         entries = conn.execute(
-            "select entry_id, text, class from core.entries where namespace = ? order by entry_id", [namespace]).pl()
+            "select entry_id, text, class, false as is_principle from core.entries where namespace = ? "
+            "union all "
+            "select principle_id, text, 'principle', true from core.principle_proposals "
+            "where namespace = ? and status = 'approved' order by is_principle, entry_id", [namespace, namespace]).pl()
         recallable = conn.execute(
-            "select entry_id, tier, score, banners, class from mart.recall_view where namespace = ?", [namespace]).pl()
+            "select entry_id, tier, score, banners, class, conflict_with, is_likely_current "
+            "from mart.recall_view where namespace = ?", [namespace]).pl()
     return NamespaceIndex(entries, _build(entries), recallable)
 
 
@@ -84,8 +88,9 @@ def _namespace_index(path: str, mtime_ns: int, namespace: str) -> NamespaceIndex
 def _asof_index(path: str, mtime_ns: int, namespace: str, at: datetime) -> NamespaceIndex:
     with store.connect(path, read_only=True) as conn:
         rows = conn.execute(sql.load("recall_asof"), {"namespace": namespace, "at": at}).pl().sort("entry_id")
-    return NamespaceIndex(rows.select("entry_id", "text", "class"), _build(rows),
-                          rows.select("entry_id", "tier", "score", "banners", "class"))
+    meta = rows.select("entry_id", "tier", "score", "banners", "class").with_columns(
+        pl.lit([], dtype=pl.List(pl.String)).alias("conflict_with"), pl.lit(True).alias("is_likely_current"))
+    return NamespaceIndex(rows.select("entry_id", "text", "class", pl.lit(False).alias("is_principle")), _build(rows), meta)
 
 
 def load_index(store_path: Path | str, namespace: str, as_of: datetime | None = None) -> NamespaceIndex:
@@ -111,6 +116,9 @@ def search(index: NamespaceIndex, query: str, k: int, mode: str, settings: Recal
     ids = index.entries["entry_id"]
     mask = None
     meta = index.recallable
+    if mode == "raw":
+        # raw is every entry of the log: approved principles are curation products, not entries
+        mask = (~index.entries["is_principle"]).to_numpy().astype(np.float32)
     if mode == "curated":
         mask = ids.is_in(meta["entry_id"].implode()).to_numpy().astype(np.float32)
         if not mask.any():
@@ -122,7 +130,7 @@ def search(index: NamespaceIndex, query: str, k: int, mode: str, settings: Recal
     docs, scores = docs[keep], scores[keep]
     if len(docs) == 0:
         return []
-    frame = index.entries[docs].with_columns(pl.Series("relevance", scores.astype(np.float64)))
+    frame = index.entries[docs].drop("is_principle").with_columns(pl.Series("relevance", scores.astype(np.float64)))
     if mode == "raw":
         frame = frame.with_columns(pl.lit("raw").alias("tier"), pl.lit(0.0).alias("score"),
                                    pl.lit([], dtype=pl.List(pl.String)).alias("banners"))
@@ -136,6 +144,29 @@ def search(index: NamespaceIndex, query: str, k: int, mode: str, settings: Recal
         frame = frame.sort(["combined", "relevance", "entry_id"], descending=[True, True, False])
     else:
         frame = frame.sort(["relevance", "entry_id"], descending=[True, False])
+    rows = list(frame.head(k).iter_rows(named=True))
+    if mode == "curated":
+        rows = _current_side_first(rows)
     return [Hit(row["entry_id"], row["text"], i, row["relevance"], row["score"], row["tier"], row["class"],
                 list(row["banners"] or []))
-            for i, row in enumerate(frame.head(k).iter_rows(named=True), start=1)]
+            for i, row in enumerate(rows, start=1)]
+
+
+def _current_side_first(rows: list[dict]) -> list[dict]:
+    """Within a conflict, the side more likely to be current comes first: a stale side is moved
+    just below the first later hit it conflicts with that is itself likely current."""
+    out = list(rows)
+    moved: set[str] = set()
+    i = 0
+    while i < len(out):
+        row = out[i]
+        if not row.get("is_likely_current", True) and row["entry_id"] not in moved:
+            partners = set(row.get("conflict_with") or [])
+            later = next((j for j in range(i + 1, len(out))
+                          if out[j]["entry_id"] in partners and out[j].get("is_likely_current", True)), None)
+            if later is not None:
+                moved.add(row["entry_id"])  # each row moves at most once: two stale sides cannot swap forever
+                out.insert(later, out.pop(i))
+                continue
+        i += 1
+    return out

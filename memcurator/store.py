@@ -25,6 +25,7 @@ def connect(path: Path | str, read_only: bool = False) -> Iterator[duckdb.DuckDB
     conn = duckdb.connect(str(path), read_only=read_only)
     try:
         conn.execute("SET TimeZone = 'UTC'")
+        conn.execute("SET enable_progress_bar = false")
         if not read_only:
             for schema in SCHEMAS:
                 conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")

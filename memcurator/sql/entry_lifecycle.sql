@@ -1,5 +1,7 @@
 -- One row per entry: its state as of $as_of and the rule that put it there (docs/curation.md).
--- Precedence: superseded > expired (validity, operational TTL) > held (admission) > case/archived
+-- Precedence: superseded (link, curator replace) > curator retire > merged (approved principle)
+-- > redundant (a later word-for-word copy)
+-- > expired (validity, operational TTL) > held (admission) > case/archived
 -- (episodic) > archived (decay; retention) > reverify > active. Held material idle past
 -- max_idle_days is archived like any narrow entry.
 with usage as (
@@ -9,6 +11,29 @@ with usage as (
         u.failed_assertions, u.last_check_status, u.last_verified_at
     from core.entries as e
     inner join core.entry_usage as u using (namespace, entry_id)
+),
+
+merged as (
+    select p.namespace, unnest(p.members) as entry_id, p.principle_id, p.cluster_id
+    from core.principle_proposals as p
+    where p.status = 'approved'
+),
+
+curated as (
+    -- curator resolutions of conflicts: replace moves the non-current side aside, retire archives it
+    select namespace, case when likely_current = entry_a then entry_b else entry_a end as entry_id,
+        status as resolution, likely_current as kept, resolution_reason
+    from core.contradictions
+    where status in ('replace', 'retire')
+    qualify row_number() over (partition by namespace, entry_id order by status, conflict_id) = 1
+),
+
+restated as (
+    -- an identical (same shingle set) write came later: the newest copy carries the statement
+    select namespace, entry_a as entry_id, arg_max(entry_b, entry_b) as restated_by, count(*) as later_copies
+    from core.near_duplicate_pairs
+    where method = 'exact'
+    group by namespace, entry_a
 ),
 
 successor as (
@@ -23,9 +48,30 @@ successor as (
 ),
 
 activity as (
+    -- own writes and recalls, and the writes of its near-duplicates (a re-statement by another entry)
     select namespace, entry_id, ts, true as is_write from core.memory_writes
     union all
     select namespace, entry_id, ts, false as is_write from core.recall_results
+),
+
+cluster_writes as (
+    select c.namespace, c.cluster_id, w.ts
+    from core.near_duplicate_clusters as c
+    inner join core.memory_writes as w using (namespace, entry_id)
+),
+
+cluster_revivals as (
+    -- the latest write in a cluster after a gap of max_idle_days without any write in that cluster
+    select namespace, cluster_id, max(ts) as revived_at, max(ts) as last_restated_at
+    from (select *, lag(ts) over (partition by namespace, cluster_id order by ts) as previous_ts from cluster_writes)
+    group by namespace, cluster_id
+),
+
+cluster_gaps as (
+    select namespace, cluster_id, max(ts) as revived_at
+    from (select *, lag(ts) over (partition by namespace, cluster_id order by ts) as previous_ts from cluster_writes)
+    where previous_ts is not null and (epoch(ts) - epoch(previous_ts)) / 86400.0 >= $max_idle_days
+    group by namespace, cluster_id
 ),
 
 revivals as (
@@ -38,6 +84,13 @@ revivals as (
     where is_write and previous_ts is not null
       and (epoch(ts) - epoch(previous_ts)) / 86400.0 >= $max_idle_days
     group by namespace, entry_id
+),
+
+near_activity as (
+    select c.namespace, c.entry_id, r.last_restated_at, g.revived_at as cluster_revived_at
+    from core.near_duplicate_clusters as c
+    inner join cluster_revivals as r using (namespace, cluster_id)
+    left join cluster_gaps as g using (namespace, cluster_id)
 ),
 
 observed as (
@@ -56,7 +109,7 @@ writer_trust as (
 features as (
     select
         u.*,
-        r.revived_at,
+        greatest(r.revived_at, na.cluster_revived_at) as revived_at,
         wt.agent_id as writer_agent,
         wt.agent_trust,
         s.successor_id, s.successor_reason, s.successor_source, s.superseded_at as accepted_superseded_at,
@@ -65,39 +118,34 @@ features as (
         regexp_matches(norm_text, $operational_state) as has_operational_state,
         regexp_matches(norm_text, $one_off) as is_one_off,
         regexp_matches(norm_text, $chatter) or len(string_split(norm_text, ' ')) < 3 as is_chatter,
-        regexp_matches(norm_text, $imperative) as is_imperative,
-        len(regexp_extract_all(norm_text, $specific)) as specifics,
-        coalesce(importance, 1.0) as effective_importance,
-        greatest(last_written_at, coalesce(last_recalled_at, last_written_at)) as last_activity_at,
+        imp.importance as effective_importance,
+        imp.penalty_factor,
+        m.principle_id, cu.resolution, cu.kept, cu.resolution_reason, rs.restated_by, rs.later_copies,
+        greatest(last_written_at, coalesce(last_recalled_at, last_written_at), coalesce(na.last_restated_at, last_written_at))
+            as last_activity_at,
         o.namespace is not null as recall_observed
     from usage as u
     left join successor as s using (namespace, entry_id)
     left join revivals as r using (namespace, entry_id)
     left join writer_trust as wt using (namespace, entry_id)
     left join observed as o using (namespace)
+    inner join core.entry_importance as imp using (namespace, entry_id)
+    left join merged as m using (namespace, entry_id)
+    left join restated as rs using (namespace, entry_id)
+    left join curated as cu using (namespace, entry_id)
+    left join near_activity as na using (namespace, entry_id)
 ),
 
 generality as (
     select
-        *,
-        case
-            when generality is not null then generality
-            else greatest(0.0, least(3.0,
-                case class
-                    when 'principle' then 2.0 when 'identity' then 1.5 when 'preference' then 1.5
-                    when 'lesson' then 1.0 when 'config' then 1.0 when 'relationship' then 1.0
-                    when 'operational' then 0.3 else 0.2
-                end
-                + case when is_imperative then 0.5 else 0.0 end
-                - 0.3 * least(specifics, 5)
-                + least(1.0, 0.25 * log2(1 + greatest(distinct_runs - 1, 0) + distinct_recall_runs))
-            ))
-        end as effective_generality,
-        case when generality is not null then 'declared' else 'derived' end as generality_rule,
+        f.*,
+        g.generality as effective_generality,
+        g.generality_rule,
         (not has_deictic and not has_operational_state) as is_durable,
         (not is_one_off) as is_reusable,
         (not is_chatter) as changes_an_answer
-    from features
+    from features as f
+    inner join core.entry_generality as g using (namespace, entry_id)
 ),
 
 timing as (
@@ -116,6 +164,10 @@ decided as (
         *,
         case
             when successor_id is not null then 'superseded'
+            when resolution = 'replace' then 'superseded'
+            when resolution = 'retire' then 'archived'
+            when principle_id is not null then 'merged'
+            when restated_by is not null then 'redundant'
             when valid_until is not null and valid_until <= $as_of then 'expired'
             when class = 'operational' and age_days >= $operational_ttl_days then 'expired'
             when class not in ('identity', 'preference') and admission_score < 3 and recall_observed and idle_days >= $max_idle_days then 'archived'
@@ -135,6 +187,10 @@ decided as (
         case
             when successor_id is not null then
                 case successor_source when 'failed_check' then 'check_supersede' else 'explicit_supersede' end
+            when resolution = 'replace' then 'curator_replace'
+            when resolution = 'retire' then 'curator_retire'
+            when principle_id is not null then 'approved_principle'
+            when restated_by is not null then 'exact_restatement'
             when valid_until is not null and valid_until <= $as_of then 'validity_ended'
             when class = 'operational' and age_days >= $operational_ttl_days then 'operational_ttl'
             when class not in ('identity', 'preference') and admission_score < 3 and recall_observed and idle_days >= $max_idle_days then 'session_material_idle'
@@ -164,6 +220,13 @@ select
     case rule
         when 'explicit_supersede' then 'superseded by ' || successor_id || ': ' || successor_reason
         when 'check_supersede' then 'superseded by ' || successor_id || ': ' || successor_reason
+        when 'curator_replace' then 'replaced by ' || kept || ' (curator): ' || resolution_reason
+        when 'curator_retire' then 'retired by a curator: ' || resolution_reason
+        when 'approved_principle' then 'merged under approved principle ' || principle_id
+        when 'exact_restatement' then 'restated word for word later (' || later_copies || ' later copies, newest '
+            || restated_by || ')'
+        when 'redundancy_below_noise_floor' then 'restated by later near-duplicates: importance '
+            || round(effective_importance, 3) || ' < noise floor ' || $noise_floor
         when 'validity_ended' then 'the fact was valid until ' || strftime(valid_until, '%Y-%m-%d %H:%M')
         when 'operational_ttl' then 'operational state older than ' || $operational_ttl_days || ' days'
         when 'admission' then 'held as session material: fails '
@@ -202,7 +265,7 @@ select
     effective_importance as importance,
     idle_days,
     age_days,
-    successor_id,
+    coalesce(successor_id, principle_id, case when resolution = 'replace' then kept end, restated_by) as successor_id,
     case when effective_generality < $min_generality then revived_at end as revived_at,
     coalesce(agent_trust < $trust_review_threshold, false) as flagged_for_review,
     case when agent_trust < $trust_review_threshold

@@ -1,15 +1,32 @@
--- One row per entry: score = generality x $w_generality + min(proven, $proven_cap) + recency boost.
--- Recency is of use (last recall), never of the note: age belongs to the note, truth to the fact.
+-- One row per entry and per approved principle: score = generality x $w_generality
+-- + min(proven, $proven_cap) + recency boost. Recency is of use (last recall), never of the note:
+-- age belongs to the note, truth to the fact. A principle counts its members' proof and recalls.
 with inputs as (
-    select
-        l.namespace,
-        l.entry_id,
-        l.generality,
-        u.proven_count,
-        u.last_recalled_at,
-        (epoch($as_of::timestamp) - epoch(u.last_recalled_at)) / 86400.0 as days_since_recall
+    select l.namespace, l.entry_id, l.generality, u.proven_count, u.last_recalled_at
     from core.entry_lifecycle as l
     inner join core.entry_usage as u using (namespace, entry_id)
+
+    union all
+
+    select namespace, principle_id, generality, proven_count, last_recalled_at
+    from core.principle_proposals
+    where status = 'approved'
+),
+
+timed as (
+    select *, (epoch($as_of::timestamp) - epoch(last_recalled_at)) / 86400.0 as days_since_recall
+    from inputs
+),
+
+boosted as (
+    select
+        *,
+        case
+            when days_since_recall <= $recent_boost_days then $recent_boost
+            when days_since_recall <= $warm_boost_days then $warm_boost
+            else 0.0
+        end as recency_boost
+    from timed
 )
 
 select
@@ -18,17 +35,8 @@ select
     generality,
     proven_count,
     least(proven_count, $proven_cap) as proven_points,
-    case
-        when days_since_recall <= $recent_boost_days then $recent_boost
-        when days_since_recall <= $warm_boost_days then $warm_boost
-        else 0.0
-    end as recency_boost,
-    generality * $w_generality + least(proven_count, $proven_cap)
-        + case
-            when days_since_recall <= $recent_boost_days then $recent_boost
-            when days_since_recall <= $warm_boost_days then $warm_boost
-            else 0.0
-        end as score,
+    recency_boost,
+    generality * $w_generality + least(proven_count, $proven_cap) + recency_boost as score,
     $as_of as as_of
-from inputs
+from boosted
 order by namespace, entry_id

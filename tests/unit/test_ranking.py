@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memcurator import store
+from memcurator.clustering import PRINCIPLE_PROPOSALS
 from memcurator.config import CurationConfig
 from memcurator.ranking import build_entry_scores
 from memcurator.sql import load
@@ -26,6 +27,7 @@ def scores(frame: pl.DataFrame, cfg=CurationConfig()) -> list[float]:
         conn.register("inputs", frame.to_arrow())
         conn.execute("create table core.entry_lifecycle as select namespace, entry_id, generality from inputs")
         conn.execute("create table core.entry_usage as select namespace, entry_id, proven_count, last_recalled_at from inputs")
+        store.ensure_table(conn, PRINCIPLE_PROPOSALS)  # no approved principles here
         build_entry_scores(conn, AS_OF, cfg)
         return [r[0] for r in conn.execute("select score from core.entry_scores order by entry_id").fetchall()]
 

@@ -73,3 +73,13 @@ def test_k_limits_and_nonsense_returns_nothing(conn, home):
     assert len(recall("ledger", "ns-a", path, k=3)) == 3
     assert recall("zzzz qqqq", "ns-a", path) == []
     assert recall("", "ns-a", path) == []
+
+
+def test_current_side_first_terminates_when_stale_sides_conflict_with_each_other():
+    from memcurator.recall import _current_side_first
+
+    rows = [{"entry_id": "a", "is_likely_current": False, "conflict_with": ["b", "c"]},
+            {"entry_id": "b", "is_likely_current": False, "conflict_with": ["a", "c"]},
+            {"entry_id": "c", "is_likely_current": True, "conflict_with": ["a", "b"]}]
+    ordered = [r["entry_id"] for r in _current_side_first(rows)]
+    assert ordered[0] == "c" and sorted(ordered) == ["a", "b", "c"]

@@ -6,6 +6,7 @@ select
     case state
         when 'superseded' then 'supersede' when 'expired' then 'expire' when 'held' then 'hold'
         when 'case' then 'keep_as_case' when 'archived' then 'archive' when 'reverify' then 'mark_reverify'
+        when 'merged' then 'merge' when 'redundant' then 'mark_redundant'
     end as action,
     rule,
     to_json(struct_pack(generality, importance, idle_days, age_days, admission_score, is_durable,
@@ -25,6 +26,8 @@ select
         when 'expired' then 'a new write with a later validity'
         when 'archived' then 'a new write or near-duplicate of it (revival), or a recall'
         when 'reverify' then 'a passing check'
+        when 'merged' then 'memcurator review unmerge'
+        when 'redundant' then 'derived each night: purging the later copies restores it'
         else 'a new write that passes admission'
     end as reversible_by
 from core.entry_lifecycle

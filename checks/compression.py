@@ -1,0 +1,49 @@
+"""Checks on compression: namespace isolation and the near-duplicate rate of the active set."""
+
+import dagster as dg
+
+from checks._sql import schema_check, violation_check
+from memcurator.clustering import ENTRY_IMPORTANCE, NEAR_DUPLICATE_CLUSTERS, NEAR_DUPLICATE_PAIRS, PRINCIPLE_PROPOSALS
+from memcurator.health import active_set_near_duplicate_rate
+from pipelines.resources import CurationResource, StoreResource
+
+schema_checks = [schema_check(t) for t in (NEAR_DUPLICATE_PAIRS, NEAR_DUPLICATE_CLUSTERS, PRINCIPLE_PROPOSALS,
+                                           ENTRY_IMPORTANCE)]
+
+near_duplicate_pairs_never_cross_namespaces = violation_check(
+    ["core", "near_duplicate_pairs"], "near_duplicate_pairs_join_entries_of_their_namespace",
+    "Both sides of every pair are entries of the pair's namespace.",
+    """select count(*) from core.near_duplicate_pairs p
+       where not exists (select 1 from core.entries e where e.namespace = p.namespace and e.entry_id = p.entry_a)
+          or not exists (select 1 from core.entries e where e.namespace = p.namespace and e.entry_id = p.entry_b)""",
+)
+
+clusters_are_within_one_namespace = violation_check(
+    ["core", "near_duplicate_clusters"], "clusters_are_within_one_namespace",
+    "No cluster id appears in two namespaces.",
+    "select count(*) from (select cluster_id from core.near_duplicate_clusters group by 1 having count(distinct namespace) > 1)",
+)
+
+approved_principles_have_no_open_conflicts = violation_check(
+    ["core", "principle_proposals"], "approved_principles_have_no_open_conflicts",
+    "A principle is never approved over members that contradict each other.",
+    "select count(*) from core.principle_proposals where status = 'approved' and open_conflicts > 0",
+)
+
+
+@dg.asset_check(asset=dg.AssetKey(["mart", "recall_view"]), name="active_set_near_duplicate_rate_below_limit",
+                description="Share of active-tier entries that restate another active entry (verified near-duplicate), "
+                            "per namespace and overall, is below near_duplicate_rate_limit. A soft signal.",
+                blocking=False)
+def active_set_near_duplicate_rate_below_limit(store: StoreResource, curation: CurationResource) -> dg.AssetCheckResult:
+    limit = curation.config().near_duplicate_rate_limit
+    with store.writer() as conn:
+        overall, per_namespace = active_set_near_duplicate_rate(conn)
+    worst = per_namespace.sort("rate", descending=True).head(5)
+    return dg.AssetCheckResult(
+        passed=overall <= limit,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={"overall_rate": dg.MetadataValue.float(overall), "limit": dg.MetadataValue.float(limit),
+                  "worst_namespaces": dg.MetadataValue.md(
+                      "\n".join(f"- {r['namespace']}: {r['rate']:.3f} of {r['active']}" for r in worst.iter_rows(named=True)))},
+    )

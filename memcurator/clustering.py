@@ -1,0 +1,280 @@
+"""Compression: near-duplicate pairs and clusters, principle proposals, the redundancy penalty.
+
+- Pairs: per namespace, exact copies (same shingle set) are grouped first; one representative per
+  copy group gets a MinHash signature; LSH banding (``lsh_bands`` x rows) proposes candidates;
+  every candidate is verified by exact Jaccard before it becomes an edge (``near_duplicate_threshold``).
+  Two entries whose tags (the writers' subject keys) are both non-empty and disjoint are never
+  duplicates: short statements about different subjects share most of their words. Nor are two
+  entries that both name specific tokens (numbers of 2+ digits, identifiers, paths) with none in
+  common: "reverted hotfix-41976" and "reverted hotfix-50466" are different events, and "timeout is
+  30 s" and "timeout is 45 s" are different facts (a conflict, which the detector finds by subject).
+- Clusters: connected components of the verified edges between compatible entries (a pair the
+  contradiction judge flags is not a restatement); the id is that of the earliest-written member,
+  so it stays put while later members join.
+- Proposals: a cluster of at least ``min_principle_members`` gets one proposed principle whose
+  text is the canonical member (rule in docs/curation.md); a curator approves, rejects or unmerges
+  it through ``memcurator review``; until approval the members stay as they are.
+- Redundancy penalty: each compatible similar later write multiplies the older entry's importance
+  by ``1 - redundancy_penalty x (0.8 + 0.4 x (s - t) / (1 - t))`` (about 10-15 % per occurrence).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+
+import duckdb
+import numpy as np
+import polars as pl
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from memcurator import minhash, sql
+from memcurator.config import CurationConfig
+from memcurator.store import replace_table
+from memcurator.tables import AS_OF, NS, C, Table, register
+from memcurator.text import shingle_column
+
+EXACT_GROUP_PAIR_CAP = 200
+# specific tokens: numbers of two or more digits and identifiers (letters with 3+ digits, #123, paths)
+SPECIFIC = r"(#\d+|\b\w*[a-z]\w*\d{3,}\w*\b|\b\d{2,}(?:\.\d+)?\b|/[\w./-]+)"  # exact-copy groups larger than this get star edges from their oldest copy
+
+NEAR_DUPLICATE_PAIRS = register(Table(
+    "core", "near_duplicate_pairs",
+    "One row per verified near-duplicate pair within a namespace (entry_a written before entry_b).",
+    (
+        NS,
+        C("entry_a", "VARCHAR", "The older entry.", False),
+        C("entry_b", "VARCHAR", "The newer entry.", False),
+        C("similarity", "DOUBLE", "Exact Jaccard similarity of the shingle sets.", False),
+        C("method", "VARCHAR", "exact (same shingle set) or minhash (LSH candidate, verified).", False),
+        C("threshold", "DOUBLE", "near_duplicate_threshold in force.", False),
+        AS_OF,
+    ),
+    key=("namespace", "entry_a", "entry_b"),
+))
+
+NEAR_DUPLICATE_CLUSTERS = register(Table(
+    "core", "near_duplicate_clusters",
+    "One row per (namespace, entry_id) in a cluster of two or more near-duplicates.",
+    (
+        NS,
+        C("cluster_id", "VARCHAR", "Cluster id (from the earliest-written member).", False),
+        C("entry_id", "VARCHAR", "A member.", False),
+        C("member_count", "BIGINT", "Members in the cluster.", False),
+        C("mean_similarity", "DOUBLE", "Mean similarity of this member to the others (0 where no edge).", False),
+        C("first_written_at", "TIMESTAMP", "When this member was first written.", False),
+        AS_OF,
+    ),
+    key=("namespace", "entry_id"),
+))
+
+PRINCIPLE_PROPOSALS = register(Table(
+    "core", "principle_proposals",
+    "One row per cluster of at least min_principle_members entries: the proposed principle and its status.",
+    (
+        NS,
+        C("cluster_id", "VARCHAR", "The cluster.", False),
+        C("principle_id", "VARCHAR", "Entry id the principle takes when approved.", False),
+        C("canonical_entry_id", "VARCHAR", "Member whose text the principle uses.", False),
+        C("text", "VARCHAR", "The principle text.", False),
+        C("generality", "DOUBLE", "Above its members': min(3, max member generality + 0.5).", False),
+        C("member_count", "BIGINT", "Members.", False),
+        C("members", "VARCHAR[]", "Member entry ids.", False),
+        C("distinct_runs", "BIGINT", "Distinct runs that wrote a member.", False),
+        C("distinct_agents", "BIGINT", "Distinct agents that wrote a member.", False),
+        C("proven_count", "BIGINT", "Passing checks over all members.", False),
+        C("recall_count", "BIGINT", "Recalls over all members.", False),
+        C("last_recalled_at", "TIMESTAMP", "Latest recall of any member."),
+        C("status", "VARCHAR", "proposed, approved, rejected or unmerged (latest curator decision).", False),
+        C("decided_by", "VARCHAR", "Curator of the latest decision."),
+        C("decided_at", "TIMESTAMP", "Time of the latest decision."),
+        C("decision_reason", "VARCHAR", "Reason of the latest decision."),
+        C("better_canonical_id", "VARCHAR", "A member more general than the principle, if one arrived (re-approve to switch)."),
+        C("open_conflicts", "BIGINT", "Open contradictions between members: approval is refused while > 0.", False),
+        AS_OF,
+    ),
+    key=("namespace", "cluster_id"),
+))
+
+ENTRY_IMPORTANCE = register(Table(
+    "core", "entry_importance",
+    "One row per (namespace, entry_id): declared importance and the redundancy penalty applied to it.",
+    (
+        NS, C("entry_id", "VARCHAR", "The entry.", False),
+        C("declared_importance", "DOUBLE", "Declared importance (missing means 1.0).", False),
+        C("later_similar_writes", "BIGINT", "Compatible near-duplicates written after it.", False),
+        C("penalty_factor", "DOUBLE", "Product of the per-occurrence penalties (1 = none).", False),
+        C("importance", "DOUBLE", "declared_importance x penalty_factor.", False),
+        AS_OF,
+    ),
+    key=("namespace", "entry_id"),
+))
+
+_PAIR_SCHEMA = {"namespace": pl.String, "entry_a": pl.String, "entry_b": pl.String,
+                "similarity": pl.Float64, "method": pl.String}
+
+
+def near_duplicate_pairs(entries: pl.DataFrame, cfg: CurationConfig) -> pl.DataFrame:
+    """Verified pairs from (namespace, entry_id, norm_text, first_written_at); never across namespaces."""
+    if entries.height < 2:
+        return pl.DataFrame(schema=_PAIR_SCHEMA)
+    if "tags" not in entries.columns:
+        entries = entries.with_columns(pl.lit([], dtype=pl.List(pl.String)).alias("tags"))
+    docs = entries.sort("namespace", "first_written_at", "entry_id").with_row_index("doc")
+    docs = docs.with_columns(
+        shingle_column(docs["norm_text"], cfg.shingle_words, cfg.shingle_drop_stopwords).alias("shingles"))
+    docs = docs.with_columns(pl.col("shingles").list.sort().list.join("\x1f").hash().alias("set_key"),
+                             pl.col("norm_text").str.extract_all(SPECIFIC).list.unique().alias("specifics"))
+    # exact copies: same shingle set in the same namespace
+    groups = docs.group_by("namespace", "set_key").agg(pl.col("doc").sort().alias("copies"))
+    exact = _exact_pairs(groups)
+    reps = docs.join(groups.with_columns(pl.col("copies").list.first().alias("doc")).select("doc", "copies"), on="doc")
+    reps = reps.filter(pl.col("shingles").list.len() > 0)
+    near = _minhash_pairs(reps, cfg)
+    pairs = pl.concat([exact, near]).unique(["a", "b"], keep="first")
+    # tags are the writers' subject keys: entries about disjoint subjects are never duplicates
+    # and notes naming only different identifiers or numbers are different events or facts
+    keys = docs.select("doc", "tags", "specifics")
+    pairs = (pairs.join(keys.rename({"doc": "a", "tags": "ta", "specifics": "sa"}), on="a")
+             .join(keys.rename({"doc": "b", "tags": "tb", "specifics": "sb"}), on="b")
+             .filter((pl.col("ta").list.len() == 0) | (pl.col("tb").list.len() == 0)
+                     | (pl.col("ta").list.set_intersection("tb").list.len() > 0))
+             .filter((pl.col("sa").list.len() == 0) | (pl.col("sb").list.len() == 0)
+                     | (pl.col("sa").list.set_intersection("sb").list.len() > 0))
+             .drop("ta", "tb", "sa", "sb"))
+    ids = docs.select("doc", "namespace", "entry_id")
+    out = (pairs.join(ids.rename({"doc": "a", "entry_id": "entry_a"}), on="a")
+           .join(ids.rename({"doc": "b", "entry_id": "entry_b", "namespace": "ns_b"}), on="b"))
+    assert (out["namespace"] == out["ns_b"]).all(), "a near-duplicate pair crossed namespaces"
+    return out.sort("a", "b").select(list(_PAIR_SCHEMA))
+
+
+def _exact_pairs(groups: pl.DataFrame) -> pl.DataFrame:
+    multi = groups.filter(pl.col("copies").list.len() > 1)
+    if multi.height == 0:
+        return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "similarity": pl.Float64, "method": pl.String})
+    small = multi.filter(pl.col("copies").list.len() <= EXACT_GROUP_PAIR_CAP).with_row_index("g")
+    members = small.explode("copies").select("g", pl.col("copies").cast(pl.Int64).alias("doc"))
+    full = (members.join(members, on="g", suffix="_b").filter(pl.col("doc") < pl.col("doc_b"))
+            .select(pl.col("doc").alias("a"), pl.col("doc_b").alias("b")))
+    big = multi.filter(pl.col("copies").list.len() > EXACT_GROUP_PAIR_CAP)
+    star = (big.select(pl.col("copies").list.first().cast(pl.Int64).alias("a"),
+                       pl.col("copies").list.slice(1).alias("b")).explode("b").with_columns(pl.col("b").cast(pl.Int64)))
+    return pl.concat([full, star]).with_columns(pl.lit(1.0).alias("similarity"), pl.lit("exact").alias("method"))
+
+
+def _minhash_pairs(reps: pl.DataFrame, cfg: CurationConfig) -> pl.DataFrame:
+    empty = pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "similarity": pl.Float64, "method": pl.String})
+    if reps.height < 2:
+        return empty
+    sig = minhash.signatures(reps["shingles"], cfg.minhash_permutations)
+    keys = minhash.band_keys(sig, cfg.lsh_bands)
+    group = reps["namespace"].rank("dense").to_numpy()
+    cand = minhash.lsh_candidates(keys, group)
+    if cand.height == 0:
+        return empty
+    doc_of = reps["doc"].cast(pl.Int64).to_numpy()
+    cand = pl.DataFrame({"a": doc_of[cand["a"].to_numpy()], "b": doc_of[cand["b"].to_numpy()]})
+    verified = verify(cand, reps.select(pl.col("doc").cast(pl.Int64), "shingles"))
+    verified = verified.filter(pl.col("similarity") >= cfg.near_duplicate_threshold)
+    # every copy of a representative is as similar to the other side as the representative is
+    copies = reps.select(pl.col("doc").cast(pl.Int64), pl.col("copies").cast(pl.List(pl.Int64)))
+    expanded = (verified.join(copies.rename({"doc": "a", "copies": "ca"}), on="a")
+                .join(copies.rename({"doc": "b", "copies": "cb"}), on="b")
+                .explode("ca").explode("cb")
+                .select(pl.min_horizontal("ca", "cb").alias("a"), pl.max_horizontal("ca", "cb").alias("b"), "similarity"))
+    return expanded.with_columns(pl.lit("minhash").alias("method"))
+
+
+def verify(pairs: pl.DataFrame, shingles: pl.DataFrame) -> pl.DataFrame:
+    """Exact Jaccard of each candidate pair (a, b) from the docs' shingle lists."""
+    tokens = shingles.explode("shingles").drop_nulls("shingles").rename({"shingles": "sh"})
+    sizes = tokens.group_by("doc").len("size")
+    inter = (pairs.join(tokens, left_on="a", right_on="doc")
+             .join(tokens, left_on=["b", "sh"], right_on=["doc", "sh"])
+             .group_by("a", "b").len("inter"))
+    out = (pairs.join(inter, on=["a", "b"], how="left").with_columns(pl.col("inter").fill_null(0))
+           .join(sizes.rename({"doc": "a", "size": "size_a"}), on="a")
+           .join(sizes.rename({"doc": "b", "size": "size_b"}), on="b"))
+    return out.select("a", "b", (pl.col("inter") / (pl.col("size_a") + pl.col("size_b") - pl.col("inter")))
+                      .alias("similarity"))
+
+
+def clusters(entries: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
+    """Connected components (size >= 2) of the verified pairs, one row per member."""
+    schema = {"namespace": pl.String, "cluster_id": pl.String, "entry_id": pl.String, "member_count": pl.Int64,
+              "mean_similarity": pl.Float64, "first_written_at": pl.Datetime("us")}
+    if pairs.height == 0:
+        return pl.DataFrame(schema=schema)
+    nodes = (entries.select("namespace", "entry_id", "first_written_at")
+             .sort("namespace", "first_written_at", "entry_id").with_row_index("node"))
+    edges = (pairs.join(nodes.select("namespace", pl.col("entry_id").alias("entry_a"), pl.col("node").alias("i")),
+                        on=["namespace", "entry_a"])
+             .join(nodes.select("namespace", pl.col("entry_id").alias("entry_b"), pl.col("node").alias("j")),
+                   on=["namespace", "entry_b"]))
+    n = nodes.height
+    graph = coo_matrix((np.ones(edges.height), (edges["i"].to_numpy(), edges["j"].to_numpy())), shape=(n, n))
+    _, labels = connected_components(graph, directed=False)
+    nodes = nodes.with_columns(pl.Series("component", labels, dtype=pl.Int64))
+    sizes = nodes.group_by("component").agg(pl.len().alias("member_count"),
+                                            pl.col("node").min().alias("first_node"))
+    members = nodes.join(sizes.filter(pl.col("member_count") > 1), on="component")
+    first = nodes.select(pl.col("node").alias("first_node"), pl.col("namespace").alias("ns0"),
+                         pl.col("entry_id").alias("first_entry"))
+    members = members.join(first, on="first_node")
+    members = members.with_columns(
+        ("c_" + pl.concat_str(["ns0", "first_entry"], separator="\x1f")
+         .map_elements(lambda s: hashlib.sha256(s.encode()).hexdigest()[:16], return_dtype=pl.String))
+        .alias("cluster_id"))
+    sims = pl.concat([edges.select(pl.col("i").alias("node"), "similarity"),
+                      edges.select(pl.col("j").alias("node"), "similarity")]).group_by("node").agg(
+        pl.col("similarity").sum().alias("sim_sum"))
+    members = members.join(sims, on="node", how="left").with_columns(
+        (pl.col("sim_sum").fill_null(0) / (pl.col("member_count") - 1)).alias("mean_similarity"))
+    return members.sort("namespace", "cluster_id", "first_written_at", "entry_id").select(list(schema))
+
+
+
+def build_near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
+    """MinHash/LSH candidates within each namespace, every one verified by exact Jaccard."""
+    entries = conn.execute(
+        "select namespace, entry_id, norm_text, first_written_at, tags from core.entries").pl()
+    pairs = near_duplicate_pairs(entries, cfg)
+    conn.register("pairs_frame", pairs.to_arrow())
+    try:
+        return replace_table(conn, NEAR_DUPLICATE_PAIRS,
+                             "select *, $threshold as threshold, $as_of as as_of from pairs_frame",
+                             {"threshold": cfg.near_duplicate_threshold, "as_of": as_of})
+    finally:
+        conn.unregister("pairs_frame")
+
+
+def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
+    """Connected components of the verified pairs; the cluster id follows its earliest member."""
+    entries = conn.execute("select namespace, entry_id, first_written_at from core.entries").pl()
+    # contradicting pairs are not restatements: clusters are built from compatible pairs only
+    pairs = conn.execute(
+        """select p.namespace, p.entry_a, p.entry_b, p.similarity from core.near_duplicate_pairs as p
+           anti join core.contradictions as k
+             on k.namespace = p.namespace and least(k.entry_a, k.entry_b) = least(p.entry_a, p.entry_b)
+            and greatest(k.entry_a, k.entry_b) = greatest(p.entry_a, p.entry_b)""").pl()
+    frame = clusters(entries, pairs)
+    conn.register("clusters_frame", frame.to_arrow())
+    try:
+        return replace_table(conn, NEAR_DUPLICATE_CLUSTERS, "select *, $as_of as as_of from clusters_frame",
+                             {"as_of": as_of})
+    finally:
+        conn.unregister("clusters_frame")
+
+
+def build_principle_proposals(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
+    """One proposal per cluster of at least min_principle_members, with the curator's latest decision."""
+    return replace_table(conn, PRINCIPLE_PROPOSALS, sql.load("principle_proposals"),
+                         {"as_of": as_of, "min_members": cfg.min_principle_members})
+
+
+def build_entry_importance(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
+    """Declared importance times the redundancy penalty of each compatible similar later write."""
+    return replace_table(conn, ENTRY_IMPORTANCE, sql.load("entry_importance"),
+                         {"as_of": as_of, "penalty": cfg.redundancy_penalty, "threshold": cfg.near_duplicate_threshold})

@@ -1,0 +1,140 @@
+"""The default contradiction judge: polarity, value and change-marker conflicts between two texts.
+
+Vectorised over a frame of pairs (``text_a``, ``text_b``). For each pair:
+
+- content tokens: lower-cased words, "n't" read as "not", stemmed, without stopwords and without
+  negation cues; overlap = Jaccard of the content tokens;
+- **negation**: exactly one side carries a negation cue (not, no, never, nobody, nothing, none,
+  no one, no longer, neither, nor, cannot) and the content tokens overlap (Jaccard >=
+  ``negation_overlap``, or the smaller side is contained >= ``negation_containment``);
+- **value**: both sides state numbers (or true/false/enabled/disabled), the values differ, the
+  overlap of everything else >= ``value_overlap``, and both name the same identifiers (two notes
+  about run r123 and run r456 are about different things, not competing values);
+- **antonym**: a word on one side has its antonym (a short list of common English antonyms) on
+  the other, and the rest overlaps >= ``antonym_overlap``;
+- **change**: one side says "instead of", "no longer", "deprecated", "removed", "replaced" or
+  "changed" and overlap >= ``change_overlap``.
+
+Confidence is the overlap (the more the rest agrees, the surer the conflict). Thresholds are
+calibrated on SICK (docs/calibration.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+import Stemmer
+
+NEGATION_CUES = ["not", "no", "never", "nobody", "nothing", "none", "noone", "neither", "nor", "cannot", "without"]
+STOPWORDS = {"a", "an", "the", "is", "are", "was", "were", "be", "been", "being", "of", "to", "in", "on", "at",
+             "and", "or", "for", "with", "by", "from", "there", "this", "that", "it", "its", "as", "some", "any",
+             "do", "does", "did", "has", "have", "had", "which", "who", "into", "onto", "his", "her", "their", "one"}
+VALUE_WORDS = ["true", "false", "enabled", "disabled"]
+# Common English antonyms (both directions), matched after stemming.
+ANTONYMS = [("near", "far"), ("empty", "full"), ("inside", "outside"), ("indoor", "outdoor"), ("open", "close"),
+            ("start", "stop"), ("enabl", "disabl"), ("allow", "deni"), ("success", "failur"), ("pass", "fail"),
+            ("increas", "decreas"), ("alway", "never"), ("true", "fals"), ("asleep", "awak"), ("accept", "reject"),
+            ("requir", "option"), ("public", "privat"), ("sync", "async"), ("mutabl", "immut"), ("present", "absent"),
+            ("visibl", "invis"), ("legal", "illeg"), ("safe", "unsaf"), ("support", "unsupport")]
+ANTONYM_MAP = {a: b for a, b in ANTONYMS} | {b: a for a, b in ANTONYMS}
+CHANGE = r"\b(instead of|no longer|deprecated|removed|replaced|changed|switched)\b"
+# Identifiers (r123456, #4471, build-930, paths, hex ids): two notes naming different ones are about
+# different things, so their numbers are not competing values of one attribute.
+IDENTIFIER = r"(#\d+|\b\w*[a-z]\w*\d{3,}\w*\b|\b\w*\d{3,}\w*[a-z]\w*\b|/[\w./-]+|\b[0-9a-f]{8,}\b)"
+_STEM = Stemmer.Stemmer("english")
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    negation_overlap: float = 0.55
+    negation_containment: float = 0.85
+    value_overlap: float = 0.7
+    change_overlap: float = 0.4
+    antonym_overlap: float = 0.5
+
+
+def _tokens(col: str) -> pl.Expr:
+    text = (pl.col(col).str.to_lowercase()
+            .str.replace_all(r"n't\b", " not")
+            .str.replace_all(r"\bno one\b", " noone")
+            .str.replace_all(r"\bno longer\b", " not longer"))
+    return text.str.extract_all(r"[a-z]+|\d+(?:\.\d+)?")
+
+
+def _stem_lists(series: pl.Series) -> pl.Series:
+    vocab = series.explode().drop_nulls().unique().to_list()
+    mapping = dict(zip(vocab, _STEM.stemWords(vocab)))
+    return series.list.eval(pl.element().replace_strict(mapping, default=pl.element()))
+
+
+def judge(pairs: pl.DataFrame, settings: JudgeSettings = JudgeSettings()) -> pl.DataFrame:
+    """Adds is_conflict, kind (negation/value/change or null), confidence and evidence to the pairs."""
+    if pairs.height == 0:
+        return pairs.with_columns(pl.lit(None, pl.String).alias("kind"), pl.lit(False).alias("is_conflict"),
+                                  pl.lit(0.0).alias("confidence"), pl.lit(None, pl.String).alias("evidence"))
+    f = pairs.with_columns(_tokens("text_a").alias("_ta"), _tokens("text_b").alias("_tb"))
+    f = f.with_columns(_stem_lists(f["_ta"]).alias("_sa"), _stem_lists(f["_tb"]).alias("_sb"))
+    drop = sorted(STOPWORDS | set(NEGATION_CUES))
+    is_num = r"^\d+(\.\d+)?$"
+    f = f.with_columns(
+        pl.col("_ta").list.eval(pl.element().is_in(NEGATION_CUES)).list.sum().alias("_neg_a"),
+        pl.col("_tb").list.eval(pl.element().is_in(NEGATION_CUES)).list.sum().alias("_neg_b"),
+        pl.col("_sa").list.eval(pl.element().filter(~pl.element().is_in(drop))).list.unique().alias("_ca"),
+        pl.col("_sb").list.eval(pl.element().filter(~pl.element().is_in(drop))).list.unique().alias("_cb"),
+        pl.col("_ta").list.eval(pl.element().filter(pl.element().str.contains(is_num) | pl.element().is_in(VALUE_WORDS)))
+        .list.unique().list.sort().alias("_va"),
+        pl.col("_tb").list.eval(pl.element().filter(pl.element().str.contains(is_num) | pl.element().is_in(VALUE_WORDS)))
+        .list.unique().list.sort().alias("_vb"),
+        (pl.col("text_a").str.to_lowercase().str.contains(CHANGE) | pl.col("text_b").str.to_lowercase().str.contains(CHANGE))
+        .alias("_change"),
+        pl.col("text_a").str.to_lowercase().str.extract_all(IDENTIFIER).list.unique().list.sort().alias("_ida"),
+        pl.col("text_b").str.to_lowercase().str.extract_all(IDENTIFIER).list.unique().list.sort().alias("_idb"),
+    )
+    # antonym: a content word of one side whose antonym is on the other side (and not on its own)
+    antonym_of = lambda c: pl.col(c).list.eval(  # noqa: E731
+        pl.element().replace_strict(ANTONYM_MAP, default=None)).list.drop_nulls()
+    f = f.with_columns(
+        antonym_of("_ca").list.set_difference(pl.col("_ca")).list.set_intersection(
+            pl.col("_cb").list.set_difference(pl.col("_ca"))).alias("_anto"))
+    inter = pl.col("_ca").list.set_intersection(pl.col("_cb")).list.len()
+    union = pl.col("_ca").list.set_union(pl.col("_cb")).list.len()
+    smaller = pl.min_horizontal(pl.col("_ca").list.len(), pl.col("_cb").list.len())
+    f = f.with_columns(pl.when(union > 0).then(inter / union).otherwise(0.0).alias("_overlap"),
+                       pl.when(smaller > 0).then(inter / smaller).otherwise(0.0).alias("_containment"))
+    nonvalue = lambda c: pl.col(c).list.eval(pl.element().filter(~pl.element().str.contains(is_num)  # noqa: E731
+                                                                 & ~pl.element().is_in(VALUE_WORDS)))
+    ia = nonvalue("_ca").list.set_intersection(nonvalue("_cb")).list.len()
+    ua = nonvalue("_ca").list.set_union(nonvalue("_cb")).list.len()
+    f = f.with_columns(pl.when(ua > 0).then(ia / ua).otherwise(0.0).alias("_rest_overlap"))
+    # the negated claim is usually the shorter one: measure how much of the smaller side the other repeats
+    negation = ((pl.col("_neg_a") > 0) != (pl.col("_neg_b") > 0)) & (
+        (pl.col("_overlap") >= settings.negation_overlap) | (pl.col("_containment") >= settings.negation_containment))
+    same_ids = pl.col("_ida") == pl.col("_idb")
+    value = ((pl.col("_va").list.len() > 0) & (pl.col("_vb").list.len() > 0) & (pl.col("_va") != pl.col("_vb"))
+             & (pl.col("_rest_overlap") >= settings.value_overlap) & same_ids)
+    change = pl.col("_change") & (pl.col("_overlap") >= settings.change_overlap)
+    # the antonym pair itself counts as agreement when measuring the overlap of the rest
+    anto_overlap = (inter + 2 * pl.col("_anto").list.len()) / pl.max_horizontal(union, 1)
+    antonym = (pl.col("_anto").list.len() > 0) & (anto_overlap >= settings.antonym_overlap)
+    kind = (pl.when(value).then(pl.lit("value")).when(negation).then(pl.lit("negation"))
+            .when(antonym).then(pl.lit("antonym")).when(change).then(pl.lit("change"))
+            .otherwise(pl.lit(None, pl.String)))
+    f = f.with_columns(kind.alias("kind"))
+    f = f.with_columns(
+        pl.col("kind").is_not_null().alias("is_conflict"),
+        pl.when(pl.col("kind") == "value").then(pl.col("_rest_overlap"))
+        .when(pl.col("kind") == "negation").then(pl.col("_containment")).otherwise(pl.col("_overlap"))
+        .fill_null(0.0).alias("confidence"),
+        pl.when(pl.col("kind") == "value")
+        .then(pl.format("different values {} vs {} for the same statement (rest overlap {})",
+                        pl.col("_va").list.join(","), pl.col("_vb").list.join(","), pl.col("_rest_overlap").round(2)))
+        .when(pl.col("kind") == "negation")
+        .then(pl.format("one side negates the other (content containment {})", pl.col("_containment").round(2)))
+        .when(pl.col("kind") == "antonym")
+        .then(pl.format("opposite words ({}) in otherwise matching statements", pl.col("_anto").list.join(",")))
+        .when(pl.col("kind") == "change")
+        .then(pl.format("change marker with overlapping content (overlap {})", pl.col("_overlap").round(2)))
+        .alias("evidence"),
+    )
+    return f.drop([c for c in f.columns if c.startswith("_")])

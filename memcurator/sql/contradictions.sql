@@ -1,0 +1,93 @@
+-- Declared conflicts from supersede links, detected pairs from the judge, curator resolutions, and
+-- which side is likely current (later validity, then later write, higher trust, passing checks).
+-- Inputs: core.supersede_links, detected_pairs (registered), core.entries, core.entry_usage,
+-- raw.curator_decisions.
+with declared as (
+    select
+        namespace,
+        entry_id as entry_a,
+        successor_id as entry_b,
+        case status
+            when 'accepted' then case source when 'failed_check' then 'failed_check' else 'explicit' end
+            when 'trust_guarded' then 'trust_guarded'
+            when 'cycle_rejected' then 'cycle'
+        end as kind,
+        null as detector,
+        detail as evidence,
+        1.0 as confidence,
+        status = 'accepted' as settled
+    from core.supersede_links
+    where status <> 'dangling'
+    qualify row_number() over (partition by namespace, entry_id, successor_id order by linked_at desc, event_id desc) = 1
+),
+
+found as (
+    select namespace, entry_a, entry_b, 'detected' as kind, detector, evidence, confidence, false as settled
+    from detected_pairs
+),
+
+pairs as (
+    select * from declared
+    union all
+    select * from found
+),
+
+keyed as (
+    select *, 'k_' || left(sha256(namespace || chr(31) || least(entry_a, entry_b) || chr(31) || greatest(entry_a, entry_b)), 16) as conflict_id
+    from pairs
+),
+
+decision as (
+    select
+        namespace,
+        target_id as conflict_id,
+        arg_max(action, (ts, decision_id)) as action,
+        arg_max(reason, (ts, decision_id)) as reason
+    from raw.curator_decisions
+    where target_kind = 'conflict' and ts < $as_of
+    group by namespace, target_id
+),
+
+sides as (
+    select
+        k.*,
+        a.valid_from as a_from, b.valid_from as b_from,
+        a.last_written_at as a_written, b.last_written_at as b_written,
+        a.trust as a_trust, b.trust as b_trust,
+        coalesce(ua.last_check_status = 'pass', false)::int - coalesce(ua.last_check_status = 'fail', false)::int as a_checks,
+        coalesce(ub.last_check_status = 'pass', false)::int - coalesce(ub.last_check_status = 'fail', false)::int as b_checks
+    from keyed as k
+    inner join core.entries as a on a.namespace = k.namespace and a.entry_id = k.entry_a
+    inner join core.entries as b on b.namespace = k.namespace and b.entry_id = k.entry_b
+    left join core.entry_usage as ua on ua.namespace = k.namespace and ua.entry_id = k.entry_a
+    left join core.entry_usage as ub on ub.namespace = k.namespace and ub.entry_id = k.entry_b
+)
+
+select
+    s.namespace,
+    s.conflict_id,
+    s.entry_a,
+    s.entry_b,
+    s.kind,
+    s.detector,
+    s.evidence,
+    s.confidence,
+    case
+        when d.action is not null then d.action
+        when s.settled then 'resolved_by_link'
+        else 'open'
+    end as status,
+    case
+        -- a settled link names the current side; otherwise: later validity, later write, trust, checks
+        when s.settled then s.entry_b
+        when coalesce(s.b_from, s.b_written) > coalesce(s.a_from, s.a_written) then s.entry_b
+        when coalesce(s.b_from, s.b_written) < coalesce(s.a_from, s.a_written) then s.entry_a
+        when s.b_trust <> s.a_trust then case when s.b_trust > s.a_trust then s.entry_b else s.entry_a end
+        when s.b_checks <> s.a_checks then case when s.b_checks > s.a_checks then s.entry_b else s.entry_a end
+        else s.entry_b
+    end as likely_current,
+    d.reason as resolution_reason,
+    $as_of as as_of
+from sides as s
+left join decision as d on d.namespace = s.namespace and d.conflict_id = s.conflict_id
+order by s.namespace, s.entry_a, s.entry_b

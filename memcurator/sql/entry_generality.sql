@@ -1,0 +1,34 @@
+-- One row per entry: effective generality 0-3 (declared, or derived by the rule in docs/curation.md).
+with usage as (
+    select e.namespace, e.entry_id, e.class, e.generality, e.norm_text, e.distinct_runs, u.distinct_recall_runs
+    from core.entries as e
+    inner join core.entry_usage as u using (namespace, entry_id)
+),
+
+features as (
+    select
+        *,
+        regexp_matches(norm_text, $imperative) as is_imperative,
+        least(len(regexp_extract_all(norm_text, $specific)), 5) as specifics
+    from usage
+)
+
+select
+    namespace,
+    entry_id,
+    coalesce(generality, greatest(0.0, least(3.0,
+        case class
+            when 'principle' then 2.0 when 'identity' then 1.5 when 'preference' then 1.5
+            when 'lesson' then 1.0 when 'config' then 1.0 when 'relationship' then 1.0
+            when 'operational' then 0.3 else 0.2
+        end
+        + case when is_imperative then 0.5 else 0.0 end
+        - 0.3 * specifics
+        + least(1.0, 0.25 * log2(1 + greatest(distinct_runs - 1, 0) + distinct_recall_runs))
+    ))) as generality,
+    case when generality is not null then 'declared' else 'derived' end as generality_rule,
+    is_imperative,
+    specifics,
+    $as_of as as_of
+from features
+order by namespace, entry_id

@@ -1,0 +1,37 @@
+-- One row per entry: declared importance (missing = 1.0) times the redundancy penalty. Each verified
+-- near-duplicate written later lowers the older entry by $penalty x (0.8 + 0.4 x (s - t) / (1 - t)):
+-- about 10 % at the threshold t, about 14 % for an exact copy. Pairs detected as contradictory are
+-- not "compatible" and do not count.
+with conflicting as (
+    select namespace, least(entry_a, entry_b) as lo, greatest(entry_a, entry_b) as hi
+    from core.contradictions
+),
+
+compatible as (
+    select p.*
+    from core.near_duplicate_pairs as p
+    anti join conflicting as k
+        on k.namespace = p.namespace and k.lo = least(p.entry_a, p.entry_b) and k.hi = greatest(p.entry_a, p.entry_b)
+),
+
+penalties as (
+    select
+        namespace,
+        entry_a as entry_id,
+        count(*) as later_similar_writes,
+        exp(sum(ln(1.0 - $penalty * (0.8 + 0.4 * (similarity - $threshold) / (1.0 - $threshold))))) as penalty_factor
+    from compatible
+    group by namespace, entry_a
+)
+
+select
+    e.namespace,
+    e.entry_id,
+    coalesce(e.importance, 1.0) as declared_importance,
+    coalesce(p.later_similar_writes, 0) as later_similar_writes,
+    coalesce(p.penalty_factor, 1.0) as penalty_factor,
+    coalesce(e.importance, 1.0) * coalesce(p.penalty_factor, 1.0) as importance,
+    $as_of as as_of
+from core.entries as e
+left join penalties as p using (namespace, entry_id)
+order by e.namespace, e.entry_id

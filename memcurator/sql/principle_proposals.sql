@@ -1,0 +1,124 @@
+-- One proposal per cluster of at least $min_members entries, with the latest curator decision before $as_of.
+-- Canonical member: highest mean similarity to the others, then generality, then proof, then the
+-- earliest written, then the entry id. An approved principle keeps the canonical chosen at approval
+-- (decision data.canonical_entry_id) while that entry is still a member: a narrow tweak never demotes it.
+with members as (
+    select
+        c.namespace, c.cluster_id, c.entry_id, c.member_count, c.mean_similarity, c.first_written_at,
+        g.generality, u.proven_count, u.recall_count, u.last_recalled_at, e.text
+    from core.near_duplicate_clusters as c
+    inner join core.entry_generality as g using (namespace, entry_id)
+    inner join core.entry_usage as u using (namespace, entry_id)
+    inner join core.entries as e using (namespace, entry_id)
+    where c.member_count >= $min_members
+),
+
+ranked as (
+    select
+        *,
+        row_number() over (
+            partition by namespace, cluster_id
+            order by mean_similarity desc, generality desc, proven_count desc, first_written_at, entry_id
+        ) as canonical_rank
+    from members
+),
+
+writers as (
+    select c.namespace, c.cluster_id,
+        count(distinct w.run_id) as distinct_runs,
+        count(distinct w.agent_id) as distinct_agents
+    from core.near_duplicate_clusters as c
+    inner join core.memory_writes as w using (namespace, entry_id)
+    where c.member_count >= $min_members
+    group by c.namespace, c.cluster_id
+),
+
+evidence as (
+    select
+        namespace, cluster_id,
+        count(*) as member_count,
+        list(entry_id order by first_written_at, entry_id) as members,
+        max(generality) as max_generality,
+        sum(proven_count) as proven_count,
+        sum(recall_count) as recall_count,
+        max(last_recalled_at) as last_recalled_at
+    from members
+    group by namespace, cluster_id
+),
+
+decision as (
+    select
+        namespace,
+        target_id as cluster_id,
+        arg_max(action, (ts, decision_id)) as action,
+        arg_max(curator, (ts, decision_id)) as curator,
+        max(ts) as decided_at,
+        arg_max(reason, (ts, decision_id)) as reason,
+        arg_max(data, (ts, decision_id))::json ->> '$.canonical_entry_id' as approved_canonical
+    from raw.curator_decisions
+    where target_kind = 'cluster' and ts < $as_of
+    group by namespace, target_id
+),
+
+chosen as (
+    select
+        e.namespace, e.cluster_id,
+        coalesce(kept.entry_id, first.entry_id) as canonical_entry_id,
+        coalesce(kept.text, first.text) as text,
+        coalesce(kept.generality, first.generality) as canonical_generality,
+        d.action, d.curator, d.decided_at, d.reason
+    from evidence as e
+    inner join ranked as first on first.namespace = e.namespace and first.cluster_id = e.cluster_id and first.canonical_rank = 1
+    left join decision as d on d.namespace = e.namespace and d.cluster_id = e.cluster_id
+    left join members as kept
+        on d.action = 'approve' and kept.namespace = e.namespace and kept.cluster_id = e.cluster_id
+        and kept.entry_id = d.approved_canonical
+),
+
+conflicted as (
+    -- a proposal whose members disagree must not be approved into a principle
+    select c.namespace, c.cluster_id, count(*) as open_conflicts
+    from core.contradictions as k
+    inner join core.near_duplicate_clusters as c on c.namespace = k.namespace and c.entry_id = k.entry_a
+    inner join core.near_duplicate_clusters as c2
+        on c2.namespace = k.namespace and c2.entry_id = k.entry_b and c2.cluster_id = c.cluster_id
+    where k.status = 'open'
+    group by c.namespace, c.cluster_id
+),
+
+better as (
+    select c.namespace, c.cluster_id, arg_max(m.entry_id, (m.generality, m.entry_id)) as better_canonical_id
+    from chosen as c
+    inner join members as m using (namespace, cluster_id)
+    where c.action = 'approve' and m.generality > c.canonical_generality and m.first_written_at > c.decided_at
+    group by c.namespace, c.cluster_id
+)
+
+select
+    e.namespace,
+    e.cluster_id,
+    'p_' || substr(e.cluster_id, 3) as principle_id,
+    c.canonical_entry_id,
+    c.text,
+    least(3.0, e.max_generality + 0.5) as generality,
+    e.member_count,
+    e.members,
+    w.distinct_runs,
+    w.distinct_agents,
+    e.proven_count,
+    e.recall_count,
+    e.last_recalled_at,
+    case c.action when 'approve' then 'approved' when 'reject' then 'rejected' when 'unmerge' then 'unmerged'
+        else 'proposed' end as status,
+    c.curator as decided_by,
+    c.decided_at,
+    c.reason as decision_reason,
+    b.better_canonical_id,
+    coalesce(k.open_conflicts, 0) as open_conflicts,
+    $as_of as as_of
+from evidence as e
+inner join chosen as c using (namespace, cluster_id)
+inner join writers as w using (namespace, cluster_id)
+left join better as b using (namespace, cluster_id)
+left join conflicted as k using (namespace, cluster_id)
+order by e.namespace, e.member_count desc, e.recall_count desc, e.cluster_id

@@ -1,0 +1,105 @@
+"""Contradictions: declared and detected conflicts, likely-current ordering, banners, resolutions."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from memcurator import decisions, ingest
+from memcurator.config import CurationConfig
+from memcurator.night import derive_night
+from memcurator.recall import recall
+from tests.conftest import ev, write, write_jsonl
+
+AS_OF = datetime(2026, 11, 30)
+CFG = CurationConfig()
+
+
+def at(days_before: float) -> str:
+    return (AS_OF - timedelta(days=days_before)).isoformat() + "Z"
+
+
+def derive(conn, home, lines):
+    write_jsonl(home.landing / f"f{len(list(home.landing.glob('*.jsonl')))}.jsonl", lines)
+    ingest.ingest_landing(conn, home.landing, None, CFG)
+    ingest.ingest_decisions(conn, home.decisions, CFG)
+    derive_night(conn, AS_OF, CFG)
+
+
+TIMEOUTS = [
+    write("the ledger timeout is 30 seconds", entry_id="old", cls="config", ts=at(20), data={"tags": ["ledger", "timeout"]}),
+    write("ledger timeout: 45 seconds", entry_id="new", cls="config", ts=at(10), data={"tags": ["ledger", "timeout"]}),
+]
+
+
+def test_undeclared_disagreement_overwrites_nothing_and_both_carry_the_conflict(conn, home):
+    derive(conn, home, TIMEOUTS)
+    kind, detector, status, current = conn.execute(
+        "select kind, detector, status, likely_current from core.contradictions").fetchone()
+    assert (kind, detector, status, current) == ("detected", "value", "open", "new")
+    states = dict(conn.execute("select entry_id, state from core.entry_lifecycle").fetchall())
+    assert states == {"old": "active", "new": "active"}
+    banners = dict(conn.execute("select entry_id, banners from mart.recall_view").fetchall())
+    assert all(any(b.startswith("CONFLICT (value)") for b in banners[e]) for e in ("old", "new"))
+    worklist = dict(conn.execute("select entry_id, is_likely_current from core.contested_entries").fetchall())
+    assert worklist == {"old": False, "new": True}
+
+
+def test_later_validity_beats_later_write(conn, home):
+    # the note about the newer fact was written first: validity, not write time, decides
+    derive(conn, home, [
+        write("the ceo of acme is dana", entry_id="a", cls="relationship", ts=at(3),
+              data={"tags": ["acme-ceo"], "valid_from": "2026-06-01T00:00:00Z"}),
+        write("the ceo of acme is not dana", entry_id="b", cls="relationship", ts=at(2),
+              data={"tags": ["acme-ceo"], "valid_from": "2019-01-01T00:00:00Z"}),
+    ])
+    assert conn.execute("select likely_current from core.contradictions").fetchone() == ("a",)
+
+
+def test_recall_puts_the_likely_current_side_first(conn, home):
+    derive(conn, home, TIMEOUTS + [ev("memory.recall", {"query": "ledger timeout", "results": [{"entry_id": "old", "rank": 1}]},
+                                      ts=at(1))])
+    conn.execute("CHECKPOINT")
+    conn.close()
+    hits = recall("ledger timeout", "ns-a", home.store, k=2)
+    assert [h.entry_id for h in hits] == ["new", "old"]
+    assert all(any(b.startswith("CONFLICT") for b in h.banners) for h in hits)
+
+
+def test_trust_guarded_supersede_is_an_open_conflict(conn, home):
+    derive(conn, home, [
+        write("ledger retries three times", entry_id="x", ts=at(10), data={"trust": 0.9}),
+        write("ledger retries five times", entry_id="y", ts=at(5), data={"trust": 0.3, "supersedes": "x", "reason": "guess"}),
+    ])
+    assert conn.execute("select kind, status from core.contradictions").fetchall() == [("trust_guarded", "open")]
+    assert conn.execute("select count(*) from core.contested_entries").fetchone()[0] == 2
+
+
+def test_explicit_supersede_settles_the_pair(conn, home):
+    derive(conn, home, [TIMEOUTS[0], write("ledger timeout: 45 seconds", entry_id="new", cls="config", ts=at(10),
+                                           data={"tags": ["ledger", "timeout"], "supersedes": "old", "reason": "raised"})])
+    assert conn.execute("select kind, status from core.contradictions").fetchall() == [("explicit", "resolved_by_link")]
+    assert conn.execute("select count(*) from core.contested_entries").fetchone()[0] == 0
+
+
+def test_curator_resolutions(conn, home):
+    derive(conn, home, TIMEOUTS)
+    conflict = conn.execute("select conflict_id from core.contradictions").fetchone()[0]
+    decisions.record(home.decisions, "ns-a", "conflict", conflict, "replace", "45 s since the incident", "kim",
+                     now=AS_OF - timedelta(hours=3))
+    derive(conn, home, [])
+    assert dict(conn.execute("select entry_id, state from core.entry_lifecycle").fetchall()) == {
+        "old": "superseded", "new": "active"}
+    decisions.record(home.decisions, "ns-a", "conflict", conflict, "dismiss", "both are true in different regions",
+                     "kim", now=AS_OF - timedelta(hours=2))
+    derive(conn, home, [])
+    assert dict(conn.execute("select entry_id, state from core.entry_lifecycle").fetchall()) == {
+        "old": "active", "new": "active"}
+    assert conn.execute("select count(*) from mart.recall_view where len(conflict_with) > 0").fetchone()[0] == 0
+    actions = {r[0] for r in conn.execute("select action from core.curation_audit_log where entity_kind = 'conflict'").fetchall()}
+    assert actions == {"resolve_conflict_dismiss"}
+
+
+def test_conflicts_never_cross_namespaces(conn, home):
+    derive(conn, home, [TIMEOUTS[0], write("ledger timeout: 45 seconds", entry_id="new", cls="config", ts=at(10),
+                                           namespace="ns-b", data={"tags": ["ledger", "timeout"]})])
+    assert conn.execute("select count(*) from core.contradictions").fetchone()[0] == 0
