@@ -79,7 +79,7 @@ def _namespace_index(path: str, mtime_ns: int, namespace: str) -> NamespaceIndex
             "select principle_id, text, 'principle', true from core.principle_proposals "
             "where namespace = ? and status = 'approved' order by is_principle, entry_id", [namespace, namespace]).pl()
         recallable = conn.execute(
-            "select entry_id, tier, score, banners, class, conflict_with, is_likely_current "
+            "select entry_id, tier, score, banners, class, conflict_with, is_likely_current, tags, valid_from "
             "from mart.recall_view where namespace = ?", [namespace]).pl()
     return NamespaceIndex(entries, _build(entries), recallable)
 
@@ -89,7 +89,8 @@ def _asof_index(path: str, mtime_ns: int, namespace: str, at: datetime) -> Names
     with store.connect(path, read_only=True) as conn:
         rows = conn.execute(sql.load("recall_asof"), {"namespace": namespace, "at": at}).pl().sort("entry_id")
     meta = rows.select("entry_id", "tier", "score", "banners", "class").with_columns(
-        pl.lit([], dtype=pl.List(pl.String)).alias("conflict_with"), pl.lit(True).alias("is_likely_current"))
+        pl.lit([], dtype=pl.List(pl.String)).alias("conflict_with"), pl.lit(True).alias("is_likely_current"),
+        pl.lit([], dtype=pl.List(pl.String)).alias("tags"), pl.lit(None, dtype=pl.Datetime("us")).alias("valid_from"))
     return NamespaceIndex(rows.select("entry_id", "text", "class", pl.lit(False).alias("is_principle")), _build(rows), meta)
 
 
@@ -146,10 +147,26 @@ def search(index: NamespaceIndex, query: str, k: int, mode: str, settings: Recal
         frame = frame.sort(["relevance", "entry_id"], descending=[True, False])
     rows = list(frame.head(k).iter_rows(named=True))
     if mode == "curated":
-        rows = _current_side_first(rows)
+        rows = _current_side_first(_later_validity_first(rows))
     return [Hit(row["entry_id"], row["text"], i, row["relevance"], row["score"], row["tier"], row["class"],
                 list(row["banners"] or []))
             for i, row in enumerate(rows, start=1)]
+
+
+def _later_validity_first(rows: list[dict]) -> list[dict]:
+    """Facts about the same subject (same non-empty tag set) that state their validity: the one
+    valid from later takes the best position the group holds (later validity, not later writing)."""
+    groups: dict[tuple, list[int]] = {}
+    for i, row in enumerate(rows):
+        if row.get("tags") and row.get("valid_from") is not None:
+            groups.setdefault(tuple(sorted(row["tags"])), []).append(i)
+    out = list(rows)
+    for positions in groups.values():
+        if len(positions) > 1:
+            members = sorted((rows[i] for i in positions), key=lambda r: r["valid_from"], reverse=True)
+            for position, member in zip(positions, members):
+                out[position] = member
+    return out
 
 
 def _current_side_first(rows: list[dict]) -> list[dict]:

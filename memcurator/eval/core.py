@@ -53,7 +53,10 @@ class Workspace:
 
     def build(self, as_of: datetime, cfg: CurationConfig = CurationConfig()) -> Path:
         with store.connect(self.home.store) as conn:
-            ingest_and_derive(conn, self.home.landing, as_of, cfg)
+            report = ingest_and_derive(conn, self.home.landing, as_of, cfg)
+            if report.quarantined_lines:
+                reasons = conn.execute("select reason, count(*) from raw.quarantine group by 1").fetchall()
+                raise ValueError(f"the converter produced {report.quarantined_lines} invalid events: {reasons}")
             conn.execute("CHECKPOINT")
         return self.home.store
 

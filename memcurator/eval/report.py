@@ -23,7 +23,8 @@ def markdown(results: list[dict], commands: list[str]) -> str:
             out += ["By category:", "", "| category | n | raw | curated |", "|---|---|---|---|"]
             for cat, values in result["by_category"].items():
                 raw, cur = values.get("raw", {}), values.get("curated", {})
-                key = next((k for k in ("recall@5", "f1", "precision") if k in raw or k in cur), None)
+                key = next((k for k in ("recall@5", "f1", "active_near_duplicate_rate", "precision")
+                            if k in raw or k in cur), None)
                 out.append(f"| {cat} | {values.get('n', '')} | {key}: {_fmt(raw.get(key))} | {key}: {_fmt(cur.get(key))} |")
             out.append("")
         if result.get("variants"):

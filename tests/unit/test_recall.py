@@ -83,3 +83,15 @@ def test_current_side_first_terminates_when_stale_sides_conflict_with_each_other
             {"entry_id": "c", "is_likely_current": True, "conflict_with": ["a", "b"]}]
     ordered = [r["entry_id"] for r in _current_side_first(rows)]
     assert ordered[0] == "c" and sorted(ordered) == ["a", "b", "c"]
+
+
+def test_same_subject_facts_come_later_validity_first(conn, home):
+    # written in the other order on purpose: validity of the fact decides, not the time of the note
+    path = build(conn, home, [
+        write("the acme ceo is dana", entry_id="new", cls="relationship", ts=at(30),
+              data={"tags": ["acme-ceo"], "valid_from": "2024-01-01T00:00:00Z"}),
+        write("acme ceo: goran (since 2019)", entry_id="old", cls="relationship", ts=at(10),
+              data={"tags": ["acme-ceo"], "valid_from": "2019-01-01T00:00:00Z"}),
+    ])
+    conn.close()
+    assert [h.entry_id for h in recall("who is the acme ceo goran dana", "ns-a", path, k=2)] == ["new", "old"]
