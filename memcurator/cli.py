@@ -56,13 +56,18 @@ def demo(
 
     h = _home(home)
     end_day = end or _yesterday()
+    folder = demo_fleet.demo_folder(h.landing, date.fromisoformat(end_day), seed)
+    if folder.exists():
+        console.print(f"a demo fleet for {end_day} (seed {seed}) is already landed in {folder}: running the job on it")
+        _run_and_report(h, end_day)
+        return
     with _progress() as progress:
         task = progress.add_task("generating fleet", total=writes)
         truth = demo_fleet.generate(h.landing, h.truth, writes=writes, namespaces=namespaces, days=days,
                                     seed=seed, end=date.fromisoformat(end_day),
                                     progress=lambda n: progress.advance(task, n))
     console.print(f"landed {truth.events + truth.malformed_lines:,} lines ({truth.malformed_lines} malformed) "
-                  f"in {h.landing / 'demo'}; ground truth in {h.truth / 'demo_truth.json'}")
+                  f"in {folder}; ground truth in {h.truth / 'demo_truth.json'}")
     _run_and_report(h, end_day)
 
 
@@ -120,6 +125,18 @@ def summary(h: Home) -> None:
         reasons = conn.execute("select reason, count(*) from raw.quarantine group by 1 order by 2 desc").fetchall()
         if reasons:
             console.print("quarantined: " + ", ".join(f"{r} {n}" for r, n in reasons))
+        if {"core.entry_lifecycle", "core.principle_proposals", "core.contested_entries"} <= {f"{a}.{b}" for a, b in tables}:
+            from memcurator.health import active_set_near_duplicate_rate
+
+            states = dict(conn.execute("select state, count(*) from core.entry_lifecycle group by 1").fetchall())
+            proposals = conn.execute("select count(*) from core.principle_proposals where status = 'proposed'").fetchone()[0]
+            contested = conn.execute("select count(*) from core.contested_entries").fetchone()[0]
+            rate, _ = active_set_near_duplicate_rate(conn)
+            console.print(
+                "curation: " + ", ".join(f"{k} {v:,}" for k, v in sorted(states.items(), key=lambda kv: -kv[1]))
+                + f"\n{proposals:,} principle proposals await review (memcurator review clusters); "
+                f"{contested:,} contested entries on the worklist (memcurator review conflicts); "
+                f"{rate:.1%} of the active set restates another active entry")
     console.print(f"store: {h.store}\nanalyst snapshot: {h.published}  (make sql)\n"
                   f"UI: make ui  → http://127.0.0.1:3000 (asset lineage, checks, runs)")
 

@@ -146,11 +146,12 @@ class _Fleet:
         self.entries: dict[str, list[_Entry]] = {ns: [] for ns in self.namespaces}
         self.latest_by_kind: dict[tuple[str, str], _Entry] = {}
         self.counter = 0
+        self.id_prefix = ""
 
     # -- helpers -----------------------------------------------------------------------------
     def next_id(self, prefix: str) -> str:
         self.counter += 1
-        return f"{prefix}{self.counter:09d}"
+        return f"{self.id_prefix}{prefix}{self.counter:09d}"
 
     def emit(self, day: date, event: dict) -> None:
         self.events_by_day.setdefault(day, []).append(orjson.dumps(event))
@@ -378,8 +379,7 @@ class _Fleet:
             self.events_by_day[day].append(rng.choice(bad_kinds)())
             self.truth.malformed_lines += 1
 
-    def write_files(self, landing: Path) -> list[Path]:
-        folder = landing / "demo"
+    def write_files(self, folder: Path) -> list[Path]:
         folder.mkdir(parents=True, exist_ok=True)
         paths = []
         for day in sorted(self.events_by_day):
@@ -396,15 +396,24 @@ class _Fleet:
         return paths
 
 
+def demo_folder(landing: Path, end: date, seed: int) -> Path:
+    return landing / f"demo-{end.isoformat()}-s{seed}"
+
+
 def generate(landing: Path, truth_dir: Path, writes: int = 50_000, namespaces: int = 8, days: int = 120,
              seed: int = 7, end: date | None = None, hostile_share: float = 0.003,
              progress: Callable[[int], None] | None = None) -> Truth:
-    """Generate the fleet into ``landing``/demo and its ground truth into ``truth_dir``."""
+    """Generate the fleet into ``landing``/demo-<end>-s<seed> and its ground truth into ``truth_dir``.
+
+    Landed files are never rewritten: a fleet already landed for this end date and seed is left as
+    it is; another end date or seed lands in its own folder with its own event ids.
+    """
     end = end or (datetime.utcnow().date() - timedelta(days=1))
     fleet = _Fleet(seed, namespaces, end, days)
+    fleet.id_prefix = f"d{end.strftime('%Y%m%d')}s{seed}-"
     fleet.generate(writes, progress)
     fleet.hostile(hostile_share)
-    fleet.write_files(landing)
+    fleet.write_files(demo_folder(landing, end, seed))
     truth_dir.mkdir(parents=True, exist_ok=True)
     (truth_dir / "demo_truth.json").write_bytes(orjson.dumps(fleet.truth.__dict__, option=orjson.OPT_INDENT_2))
     return fleet.truth

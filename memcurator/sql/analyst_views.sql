@@ -30,3 +30,18 @@ select * from core.curation_audit_log;
 
 create or replace view analyst.supersede_links as
 select * from core.supersede_links;
+
+create or replace view analyst.principle_proposals as
+select * from core.principle_proposals;
+
+create or replace view analyst.conflicts as
+select k.*, a.text as text_a, b.text as text_b
+from core.contradictions as k
+join core.entries as a on a.namespace = k.namespace and a.entry_id = k.entry_a
+join core.entries as b on b.namespace = k.namespace and b.entry_id = k.entry_b;
+
+create or replace view analyst.contested_entries as
+select * from core.contested_entries;
+
+create or replace view analyst.near_duplicate_clusters as
+select c.*, e.text from core.near_duplicate_clusters as c join core.entries as e using (namespace, entry_id);

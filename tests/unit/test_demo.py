@@ -12,7 +12,8 @@ from memcurator import demo
 
 
 def digest(folder):
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def test_same_seed_and_end_give_identical_files(tmp_path):
@@ -24,7 +25,7 @@ def test_same_seed_and_end_give_identical_files(tmp_path):
     assert runs[0] == runs[1]
     other = tmp_path / "other"
     demo.generate(other, tmp_path / "t_other", writes=600, namespaces=3, days=20, seed=4, end=date(2026, 11, 29))
-    assert digest(other) != runs[0][0]
+    assert list(digest(other).values()) != list(runs[0][0].values())
 
 
 def test_fleet_has_what_real_stores_contain(tmp_path):
@@ -36,6 +37,21 @@ def test_fleet_has_what_real_stores_contain(tmp_path):
     kinds = {c["explicit"] for c in truth.contradictions}
     assert kinds == {True, False}  # corrections both with and without an explicit supersede
     assert truth.malformed_lines > 0
+
+
+def test_a_landed_fleet_is_never_rewritten(tmp_path):
+
+
+
+    home = tmp_path / "h"
+    demo.generate(home / "landing", home / "truth", writes=300, namespaces=2, days=5, seed=7, end=date(2026, 11, 29))
+    before = digest(home / "landing")
+    # another day's demo lands beside it, with its own event ids
+    demo.generate(home / "landing", home / "truth", writes=300, namespaces=2, days=5, seed=7, end=date(2026, 11, 30))
+    after = digest(home / "landing")
+    assert {k: v for k, v in after.items() if k in before} == before and len(after) > len(before)
+    assert len(list((home / "landing").iterdir())) == 2
+
 
 
 def test_ground_truth_never_enters_the_log(tmp_path):
