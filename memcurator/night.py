@@ -12,7 +12,7 @@ from typing import Callable
 
 import duckdb
 
-from memcurator import audit, clustering, contradictions, entries, ingest, lifecycle, ranking
+from memcurator import audit, clustering, contradictions, entries, health_history, ingest, lifecycle, ranking
 from memcurator.config import CurationConfig
 
 # (table, builder) in dependency order; each builder is build(conn, as_of, cfg).
@@ -36,6 +36,7 @@ STEPS: list[tuple[str, Callable]] = [
     ("core.entry_scores", ranking.build_entry_scores),
     ("mart.recall_view", ranking.build_recall_view),
     ("core.curation_audit_log", audit.build_audit_log),
+    ("mart.store_health", health_history.build_store_health),
 ]
 
 

@@ -5,17 +5,19 @@ import dagster as dg
 import checks.compression
 import checks.contradictions
 import checks.entries
+import checks.health
 import checks.ingest
 import checks.lifecycle
-from assets import audit, compression, contradictions, entries, ingest, lifecycle, ranking
+from assets import audit, compression, contradictions, entries, health, ingest, lifecycle, ranking
 from assets.publish import published_store_asset
 from pipelines.jobs import nightly_curation
 from pipelines.resources import CurationResource, StoreResource
 from pipelines.schedules import nightly_curation_schedule
 from pipelines.sensors import landing_folder_sensor, nightly_failure_sensor
 
-STAGE_MODULES = [ingest, entries, compression, contradictions, lifecycle, ranking, audit]
-CHECK_MODULES = [checks.ingest, checks.entries, checks.compression, checks.contradictions, checks.lifecycle]
+STAGE_MODULES = [ingest, entries, compression, contradictions, lifecycle, ranking, audit, health]
+CHECK_MODULES = [checks.ingest, checks.entries, checks.compression, checks.contradictions, checks.lifecycle,
+                 checks.health]
 
 
 def build_resources(home: str | dg.EnvVar | None = None, **curation) -> dict:

@@ -45,3 +45,6 @@ select * from core.contested_entries;
 
 create or replace view analyst.near_duplicate_clusters as
 select c.*, e.text from core.near_duplicate_clusters as c join core.entries as e using (namespace, entry_id);
+
+create or replace view analyst.store_health as
+select * from mart.store_health;

@@ -104,3 +104,18 @@ def test_dagster_job_and_plain_derivation_give_identical_tables(fleet_home, tmp_
         ingest_and_derive(conn, fleet_home.landing, datetime(2026, 11, 30), CurationConfig())
     job_tables = table_hashes(fleet_home.store, ("core", "mart"))
     assert job_tables and job_tables == table_hashes(other.store, ("core", "mart"))
+
+
+def test_store_health_keeps_one_slice_per_night(fleet_home):
+    assert run_night(fleet_home, "2026-11-27").success and run_night(fleet_home, NIGHT).success
+    with store.connect(fleet_home.store, read_only=True) as conn:
+        first = conn.execute("select * from mart.store_health order by all").fetchall()
+        nights = {r[0] for r in conn.execute("select distinct night from mart.store_health").fetchall()}
+        assert [str(n) for n in sorted(nights)] == ["2026-11-27", "2026-11-29"]
+        earlier, later = conn.execute(
+            "select sum(entries) filter (where night = '2026-11-27'), sum(entries) filter (where night = '2026-11-29') "
+            "from mart.store_health").fetchone()
+        assert earlier < later  # the older night was built as it stood
+    assert run_night(fleet_home, NIGHT).success  # re-running a night replaces only its own slice
+    with store.connect(fleet_home.store, read_only=True) as conn:
+        assert conn.execute("select * from mart.store_health order by all").fetchall() == first

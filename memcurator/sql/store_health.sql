@@ -1,0 +1,84 @@
+-- One row per namespace for the night ending at $as_of: size, states, flow, rates, injected ages.
+with states as (
+    select namespace,
+        count(*) as entries,
+        count(*) filter (where state in ('active', 'reverify')) as active,
+        count(*) filter (where state = 'archived') as archived,
+        count(*) filter (where state = 'superseded') as superseded,
+        count(*) filter (where state = 'expired') as expired,
+        count(*) filter (where state in ('merged', 'redundant')) as compressed,
+        count(*) filter (where state in ('held', 'case')) as session_material,
+        count(*) filter (where state not in ('active', 'reverify', 'held', 'case')
+                         and since >= $as_of::timestamp - interval 1 day and since < $as_of) as retired_tonight,
+        count(*) filter (where importance < $noise_floor) as under_noise_floor
+    from core.entry_lifecycle
+    group by namespace
+),
+
+writes as (
+    select namespace, count(*) as writes_in
+    from core.memory_writes
+    where ts >= $as_of::timestamp - interval 1 day and ts < $as_of
+    group by namespace
+),
+
+contested as (
+    select namespace, count(*) as contested from core.contested_entries group by namespace
+),
+
+links as (
+    -- of the conflicting pairs found, how many carry an explicit supersede link
+    select namespace,
+        count(*) filter (where kind in ('explicit', 'failed_check')) as linked,
+        count(*) as conflicting
+    from core.contradictions
+    group by namespace
+),
+
+injected as (
+    -- entries injected into prompts over the last 30 days: how old were they when injected
+    select r.namespace,
+        median((epoch(r.ts) - epoch(e.first_written_at)) / 86400.0) as injected_age_median_days,
+        quantile_cont((epoch(r.ts) - epoch(e.first_written_at)) / 86400.0, 0.9) as injected_age_p90_days,
+        avg(case when (epoch(r.ts) - epoch(e.first_written_at)) / 86400.0 > 90
+                  and (u.last_verified_at is null or u.last_verified_at < r.ts - interval 90 day) then 1.0 else 0.0 end)
+            as injected_old_unverified_share,
+        count(*) as injections
+    from core.recall_results as r
+    inner join core.entries as e using (namespace, entry_id)
+    left join core.entry_usage as u using (namespace, entry_id)
+    where r.injected and r.ts >= $as_of::timestamp - interval 30 day
+    group by r.namespace
+),
+
+redundancy as (
+    select v.namespace, count(*) - count(distinct coalesce(c.cluster_id, v.entry_id)) as redundant
+    from mart.recall_view as v
+    left join core.near_duplicate_clusters as c using (namespace, entry_id)
+    where v.tier = 'active'
+    group by v.namespace
+)
+
+select
+    ($as_of::timestamp - interval 1 day)::date as night,
+    s.namespace,
+    s.entries, s.active, s.archived, s.superseded, s.expired, s.compressed, s.session_material,
+    coalesce(c.contested, 0) as contested,
+    coalesce(w.writes_in, 0) as writes_in,
+    s.retired_tonight,
+    coalesce(rd.redundant, 0)::double / greatest(s.active, 1) as duplicate_rate,
+    coalesce(c.contested, 0)::double / greatest(s.active, 1) as contested_rate,
+    s.under_noise_floor::double / greatest(s.entries, 1) as under_noise_floor_share,
+    l.linked::double / nullif(l.conflicting, 0) as explicit_link_ratio,
+    i.injections,
+    i.injected_age_median_days,
+    i.injected_age_p90_days,
+    i.injected_old_unverified_share,
+    $as_of as as_of
+from states as s
+left join writes as w using (namespace)
+left join contested as c using (namespace)
+left join links as l using (namespace)
+left join injected as i using (namespace)
+left join redundancy as rd using (namespace)
+order by s.namespace
