@@ -214,6 +214,30 @@ def show(entry_id: str = typer.Argument(..., help="The entry id."),
                 console.print("  • " + " · ".join(fields))
 
 
+@app.command("import")
+def import_command(
+    fmt: str = typer.Argument(..., metavar="FORMAT", help="mcp-memory or flat."),
+    path: Path = typer.Argument(..., exists=True, dir_okay=False),
+    namespace: str = typer.Option(..., "--namespace", "-n"),
+    ts: Optional[str] = typer.Option(None, help="Time for records without one (default: the file's modification time)."),
+    home: Optional[Path] = HomeOption,
+) -> None:
+    """Convert an existing store or export into log events in the landing folder."""
+    from memcurator.importers import FORMATS, flat, land, mcp_memory
+
+    if fmt not in FORMATS:
+        console.print(f"[red]unknown format {fmt}[/]; known: {', '.join(FORMATS)}")
+        raise typer.Exit(2)
+    when = datetime.fromisoformat(ts) if ts else datetime.fromtimestamp(path.stat().st_mtime, timezone.utc)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    events = (mcp_memory if fmt == "mcp-memory" else flat).convert(path, namespace, when)
+    passed_on = sum(isinstance(e, bytes) for e in events)
+    target = land(events, _home(home).landing, fmt, path)
+    console.print(f"{len(events) - passed_on} events from {path.name} landed in {target}"
+                  + (f"; {passed_on} records could not be converted and will be quarantined by ingest" if passed_on else ""))
+
+
 review = typer.Typer(help="Curator queues: principle proposals and conflicts.", no_args_is_help=True)
 app.add_typer(review, name="review")
 

@@ -1,0 +1,44 @@
+"""Importers: existing stores and transcripts become log events in the landing folder.
+
+Each importer is a pure function from the source file to event dicts (ids derived from content,
+so importing the same file twice adds nothing). A record that cannot be converted is passed to
+the log verbatim, so ingest quarantines it with its reason: nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+import orjson
+
+FORMATS = ("mcp-memory", "flat")
+
+
+def slug(text: str) -> str:
+    """A tag/id-safe form of a name (the id pattern allows [A-Za-z0-9._:@-])."""
+    cleaned = re.sub(r"[^A-Za-z0-9._:@-]+", "-", text.strip()).strip("-._:@")
+    return (cleaned or "x")[:100] + ("-" + hashlib.sha256(text.encode()).hexdigest()[:6] if cleaned != text else "")
+
+
+def stable_id(*parts: str) -> str:
+    return "i" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:20]
+
+
+def iso(ts: datetime) -> str:
+    return ts.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def land(events: list, landing: Path, fmt: str, source: Path) -> Path:
+    """Write the converted events as one new landed file (named by content, never overwritten)."""
+    body = b"\n".join(e if isinstance(e, bytes) else orjson.dumps(e) for e in events) + b"\n"
+    digest = hashlib.sha256(body).hexdigest()[:12]
+    target = landing / f"import-{fmt}" / f"{source.stem}-{digest}.jsonl"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.exists():
+        tmp = target.with_name("." + target.name + ".tmp")
+        tmp.write_bytes(body)
+        tmp.replace(target)
+    return target

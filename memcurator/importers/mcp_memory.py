@@ -1,0 +1,50 @@
+"""MCP memory server ``memory.jsonl`` (entities with observations, and relations).
+
+Maps to ``memory.write`` events of class ``relationship`` (facts about named things):
+- each observation of an entity: "<name> (<entityType>): <observation>", tagged with the entity;
+- each relation: "<from> <relationType> <to>", tagged with both entities.
+The format has no times: every event takes ``ts`` (default: the file's modification time).
+Dropped: nothing but exact repeats (the same entity observation twice is one entry with two
+versions). Lines that are not entity/relation records are passed on for ingest to quarantine.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import orjson
+
+from memcurator.importers import iso, slug, stable_id
+
+
+def convert(path: Path, namespace: str, ts: datetime) -> list:
+    events: list = []
+    for line_no, raw in enumerate(path.read_bytes().splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            events.append(raw)
+            continue
+        kind = record.get("type") if isinstance(record, dict) else None
+        if kind == "entity" and isinstance(record.get("name"), str) and isinstance(record.get("observations"), list):
+            name, etype = record["name"], record.get("entityType") or "entity"
+            for obs in record["observations"]:
+                if not isinstance(obs, str) or not obs.strip():
+                    continue
+                entry = stable_id(namespace, "obs", name, obs)
+                events.append({"id": stable_id(namespace, "ev", name, obs, str(line_no)), "type": "memory.write",
+                               "ts": iso(ts), "namespace": namespace, "actor": "import",
+                               "data": {"entry_id": entry, "text": f"{name} ({etype}): {obs}", "class": "relationship",
+                                        "tags": [slug(name)]}})
+        elif kind == "relation" and all(isinstance(record.get(k), str) for k in ("from", "to", "relationType")):
+            text = f"{record['from']} {record['relationType']} {record['to']}"
+            events.append({"id": stable_id(namespace, "rel", text, str(line_no)), "type": "memory.write", "ts": iso(ts),
+                           "namespace": namespace, "actor": "import",
+                           "data": {"entry_id": stable_id(namespace, "rel", text), "text": text, "class": "relationship",
+                                    "tags": sorted({slug(record["from"]), slug(record["to"])})}})
+        else:
+            events.append(raw)  # not an entity or relation: ingest quarantines it with the reason
+    return events
