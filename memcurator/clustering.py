@@ -31,7 +31,7 @@ from scipy.sparse.csgraph import connected_components
 
 from memcurator import minhash, sql
 from memcurator.config import CurationConfig
-from memcurator.store import replace_table
+from memcurator.store import replace_table, replace_table_from_frame
 from memcurator.tables import AS_OF, NS, C, Table, register
 from memcurator.text import shingle_column
 
@@ -240,14 +240,9 @@ def build_near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime,
     """MinHash/LSH candidates within each namespace, every one verified by exact Jaccard."""
     entries = conn.execute(
         "select namespace, entry_id, norm_text, first_written_at, tags from core.entries").pl()
-    pairs = near_duplicate_pairs(entries, cfg)
-    conn.register("pairs_frame", pairs.to_arrow())
-    try:
-        return replace_table(conn, NEAR_DUPLICATE_PAIRS,
-                             "select *, $threshold as threshold, $as_of as as_of from pairs_frame",
-                             {"threshold": cfg.near_duplicate_threshold, "as_of": as_of})
-    finally:
-        conn.unregister("pairs_frame")
+    return replace_table_from_frame(conn, NEAR_DUPLICATE_PAIRS, near_duplicate_pairs(entries, cfg),
+                                    "select *, $threshold as threshold, $as_of as as_of from frame",
+                                    {"threshold": cfg.near_duplicate_threshold, "as_of": as_of})
 
 
 def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
@@ -259,13 +254,8 @@ def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: dateti
            anti join core.contradictions as k
              on k.namespace = p.namespace and least(k.entry_a, k.entry_b) = least(p.entry_a, p.entry_b)
             and greatest(k.entry_a, k.entry_b) = greatest(p.entry_a, p.entry_b)""").pl()
-    frame = clusters(entries, pairs)
-    conn.register("clusters_frame", frame.to_arrow())
-    try:
-        return replace_table(conn, NEAR_DUPLICATE_CLUSTERS, "select *, $as_of as as_of from clusters_frame",
-                             {"as_of": as_of})
-    finally:
-        conn.unregister("clusters_frame")
+    return replace_table_from_frame(conn, NEAR_DUPLICATE_CLUSTERS, clusters(entries, pairs),
+                                    "select *, $as_of as as_of from frame", {"as_of": as_of})
 
 
 def build_principle_proposals(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:

@@ -22,7 +22,7 @@ from scipy.sparse.csgraph import connected_components
 
 from memcurator import sql
 from memcurator.config import CurationConfig
-from memcurator.store import replace_table
+from memcurator.store import replace_table, replace_table_from_frame
 from memcurator.tables import AS_OF, NS, C, Table, register
 
 SUPERSEDE_LINKS = register(Table(
@@ -174,11 +174,8 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
     ], how="diagonal_relaxed")
     detected = judged.filter(pl.col("is_conflict")).select(
         "namespace", "entry_a", "entry_b", pl.col("kind").alias("detector"), "evidence", "confidence")
-    conn.register("detected_pairs", detected.to_arrow())
-    try:
-        return replace_table(conn, CONTRADICTIONS, sql.load("contradictions"), {"as_of": as_of})
-    finally:
-        conn.unregister("detected_pairs")
+    return replace_table_from_frame(conn, CONTRADICTIONS, detected, sql.load("contradictions"), {"as_of": as_of},
+                                    name="detected_pairs")
 
 
 def build_contested_entries(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:

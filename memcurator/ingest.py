@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -201,16 +202,53 @@ def _file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+@contextmanager
+def _file_transaction(conn: duckdb.DuckDBPyConnection, lines: pa.Table, rejected: list[dict]):
+    """One landed file is one transaction: its lines and pre-parse rejects are visible as tables."""
+    conn.register("lines", lines)
+    conn.register("pre_rejected", pa.Table.from_pylist(rejected, schema=_quarantine_schema()))
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except Exception:
+        conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.unregister("lines")
+        conn.unregister("pre_rejected")
+
+
+def _quarantine(conn: duckdb.DuckDBPyConnection, judged: str, bad: str, cfg: CurationConfig) -> int:
+    """Pre-parse rejects plus the judged lines matching ``bad`` go to raw.quarantine; returns the count."""
+    return conn.execute(
+        f"""INSERT INTO raw.quarantine
+        SELECT source_file, line_no, reason, detail, raw_bytes, raw_text FROM pre_rejected
+        UNION ALL
+        SELECT source_file, line_no, split_part(problem, '|', 1),
+               substr(problem, length(split_part(problem, '|', 1)) + 2),
+               octet_length(encode(text)), left(text, $n)
+        FROM {judged} WHERE {bad}""",
+        {"n": cfg.quarantine_raw_chars},
+    ).fetchone()[0]
+
+
+def _record_landed(conn: duckdb.DuckDBPyConnection, path: Path, sha: str, report: FileReport) -> None:
+    conn.execute(
+        "INSERT INTO raw.landed_files VALUES ($source, $sha, $bytes, $lines, $valid, $dup, $quar)",
+        {"source": report.source_file, "sha": sha, "bytes": path.stat().st_size, "lines": report.lines,
+         "valid": report.valid_events, "dup": report.duplicate_events, "quar": report.quarantined_lines},
+    )
+
+
 def ingest_file(conn: duckdb.DuckDBPyConnection, landing: Path, path: Path, lake: Path | None,
                 cfg: CurationConfig) -> FileReport:
     """Validate one file and add its new events; one transaction per file."""
     source = path.relative_to(landing).as_posix()
     lines, rejected = read_lines(path, source, cfg)
     report = FileReport(source, lines=lines.num_rows + len(rejected))
-    conn.register("lines", lines)
-    conn.register("pre_rejected", pa.Table.from_pylist(rejected, schema=_quarantine_schema()))
-    conn.execute("BEGIN TRANSACTION")
-    try:
+    sha = _file_sha256(path)
+    with _file_transaction(conn, lines, rejected):
         conn.execute(
             f"CREATE OR REPLACE TEMP TABLE judged AS {sql.load('validate_events')}",
             {"max_text_chars": cfg.max_text_chars, "earliest": cfg.earliest_timestamp,
@@ -220,33 +258,10 @@ def ingest_file(conn: duckdb.DuckDBPyConnection, landing: Path, path: Path, lake
         report.valid_events = conn.execute("select count(*) from new_events").fetchone()[0]
         report.duplicate_events = conn.execute("select count(*) from judged_dedup where outcome = 'duplicate'").fetchone()[0]
         conn.execute(f"INSERT INTO raw.events SELECT {EVENTS.select_list()} FROM new_events")
-        conn.execute(
-            f"""INSERT INTO raw.quarantine
-            SELECT source_file, line_no, reason, detail, raw_bytes, raw_text FROM pre_rejected
-            UNION ALL
-            SELECT source_file, line_no, split_part(problem, '|', 1),
-                   substr(problem, length(split_part(problem, '|', 1)) + 2),
-                   octet_length(encode(text)), left(text, $n)
-            FROM judged_dedup WHERE outcome = 'quarantine'""",
-            {"n": cfg.quarantine_raw_chars},
-        )
-        report.quarantined_lines = len(rejected) + conn.execute(
-            "select count(*) from judged_dedup where outcome = 'quarantine'").fetchone()[0]
+        report.quarantined_lines = _quarantine(conn, "judged_dedup", "outcome = 'quarantine'", cfg)
         if lake is not None and report.valid_events:
-            _write_lake(conn, lake, _file_sha256(path))
-        conn.execute(
-            "INSERT INTO raw.landed_files VALUES ($source, $sha, $bytes, $lines, $valid, $dup, $quar)",
-            {"source": source, "sha": _file_sha256(path), "bytes": path.stat().st_size,
-             "lines": report.lines, "valid": report.valid_events, "dup": report.duplicate_events,
-             "quar": report.quarantined_lines},
-        )
-        conn.execute("COMMIT")
-    except Exception:
-        conn.execute("ROLLBACK")
-        raise
-    finally:
-        conn.unregister("lines")
-        conn.unregister("pre_rejected")
+            _write_lake(conn, lake, sha)
+        _record_landed(conn, path, sha, report)
     return report
 
 
@@ -298,37 +313,16 @@ def ingest_decisions(conn: duckdb.DuckDBPyConnection, folder: Path, cfg: Curatio
     for path in discover(folder, ingested_files(conn), DECISIONS_PREFIX):
         source = source_name(folder, path, DECISIONS_PREFIX)
         lines, rejected = read_lines(path, source, cfg)
-        conn.register("lines", lines)
-        conn.register("pre_rejected", pa.Table.from_pylist(rejected, schema=_quarantine_schema()))
-        conn.execute("BEGIN TRANSACTION")
-        try:
+        file_report = FileReport(source, lines=lines.num_rows + len(rejected))
+        with _file_transaction(conn, lines, rejected):
             conn.execute(f"CREATE OR REPLACE TEMP TABLE judged AS {sql.load('validate_decisions')}",
                          {"id_pattern": ID_PATTERN})
-            valid = conn.execute(
+            file_report.valid_events = conn.execute(
                 f"""INSERT INTO raw.curator_decisions
                 SELECT {CURATOR_DECISIONS.select_list('j')} FROM judged j
                 WHERE problem IS NULL AND decision_id NOT IN (SELECT decision_id FROM raw.curator_decisions)"""
             ).fetchone()[0]
-            quarantined = conn.execute(
-                """INSERT INTO raw.quarantine
-                SELECT source_file, line_no, reason, detail, raw_bytes, raw_text FROM pre_rejected
-                UNION ALL
-                SELECT source_file, line_no, split_part(problem, '|', 1),
-                       substr(problem, length(split_part(problem, '|', 1)) + 2),
-                       octet_length(encode(text)), left(text, 2000)
-                FROM judged WHERE problem IS NOT NULL"""
-            ).fetchone()[0]
-            conn.execute(
-                "INSERT INTO raw.landed_files VALUES ($s, $sha, $b, $l, $v, 0, $q)",
-                {"s": source, "sha": _file_sha256(path), "b": path.stat().st_size,
-                 "l": lines.num_rows + len(rejected), "v": valid, "q": quarantined},
-            )
-            conn.execute("COMMIT")
-        except Exception:
-            conn.execute("ROLLBACK")
-            raise
-        finally:
-            conn.unregister("lines")
-            conn.unregister("pre_rejected")
-        report.files.append(FileReport(source, lines.num_rows + len(rejected), valid, 0, quarantined))
+            file_report.quarantined_lines = _quarantine(conn, "judged", "problem IS NOT NULL", cfg)
+            _record_landed(conn, path, _file_sha256(path), file_report)
+        report.files.append(file_report)
     return report

@@ -63,6 +63,16 @@ def replace_table(
     return conn.execute(f"SELECT count(*) FROM {table.qualified}").fetchone()[0]
 
 
+def replace_table_from_frame(conn: duckdb.DuckDBPyConnection, table: Table, frame, query: str,
+                            params: dict | None = None, name: str = "frame") -> int:
+    """replace_table over a polars frame registered as ``name`` for the duration of the query."""
+    conn.register(name, frame.to_arrow())
+    try:
+        return replace_table(conn, table, query, params)
+    finally:
+        conn.unregister(name)
+
+
 def table_for(qualified: str) -> Table:
     return TABLES[qualified]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import resource
 
 import orjson
@@ -46,7 +47,8 @@ def test_any_input_is_either_an_event_or_quarantined_never_a_crash(tmp_path_fact
     from memcurator.home import Home
 
     home = Home.from_env(tmp_path_factory.mktemp("h")).ensure()
-    lines = [orjson.dumps(x) if isinstance(x, dict) else x.replace(b"\n", b" ") for x in items]
+    # the stdlib writes any JSON a writer might (integers beyond 64 bits included)
+    lines = [json.dumps(x).encode() if isinstance(x, dict) else x.replace(b"\n", b" ") for x in items]
     write_jsonl(home.landing / "f.jsonl", lines)
     with store.connect(home.store) as conn:
         report = ingest.ingest_landing(conn, home.landing, None, CurationConfig())
