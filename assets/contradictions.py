@@ -23,3 +23,8 @@ core_contested_entries = nightly_table_asset(
     [["core", "contradictions"], ["core", "entry_lifecycle"]], "contradictions",
     {"contested_entries": "select count(*) from core.contested_entries"},
 )
+core_supersede_suggestions = nightly_table_asset(
+    contradictions.SUPERSEDE_SUGGESTIONS, contradictions.build_supersede_suggestions,
+    [["core", "near_duplicate_pairs"], ["core", "contradictions"], ["core", "entry_lifecycle"]], "contradictions",
+    {"entries_with_suggestions": "select count(distinct namespace || entry_id) from core.supersede_suggestions"},
+)

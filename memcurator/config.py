@@ -52,6 +52,9 @@ class CurationConfig:
 
     # contradictions
     trust_guard_ratio: float = 0.8
+    judge_endpoint: str = ""          # an OpenAI-compatible base URL enables the chat judge (off by default)
+    judge_model: str = "llama3.1"
+    judge_timeout_seconds: float = 10.0
 
     @classmethod
     def from_mapping(cls, values: dict) -> "CurationConfig":

@@ -167,13 +167,20 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
     texts = entries.select("namespace", "entry_id", "text")
     pairs = (pairs.join(texts.rename({"entry_id": "entry_a", "text": "text_a"}), on=["namespace", "entry_a"])
              .join(texts.rename({"entry_id": "entry_b", "text": "text_b"}), on=["namespace", "entry_b"]))
-    # without a shared subject key, competing values need near-identical wording around them
-    judged = pl.concat([
-        judge(pairs.filter(pl.col("same_subject"))),
-        judge(pairs.filter(~pl.col("same_subject")), JudgeSettings(value_overlap=SIMILAR_ONLY_VALUE_OVERLAP)),
-    ], how="diagonal_relaxed")
-    detected = judged.filter(pl.col("is_conflict")).select(
-        "namespace", "entry_a", "entry_b", pl.col("kind").alias("detector"), "evidence", "confidence")
+    if cfg.judge_endpoint:
+        from memcurator.judges import from_config
+
+        chat = from_config(cfg.judge_endpoint, cfg.judge_model, cfg.judge_timeout_seconds).classify(pairs)
+        detected = chat.filter(pl.col("label") == "contradictory").select(
+            "namespace", "entry_a", "entry_b", pl.col("judge").alias("detector"), "evidence", "confidence")
+    else:
+        # without a shared subject key, competing values need near-identical wording around them
+        judged = pl.concat([
+            judge(pairs.filter(pl.col("same_subject"))),
+            judge(pairs.filter(~pl.col("same_subject")), JudgeSettings(value_overlap=SIMILAR_ONLY_VALUE_OVERLAP)),
+        ], how="diagonal_relaxed")
+        detected = judged.filter(pl.col("is_conflict")).select(
+            "namespace", "entry_a", "entry_b", pl.col("kind").alias("detector"), "evidence", "confidence")
     return replace_table_from_frame(conn, CONTRADICTIONS, detected, sql.load("contradictions"), {"as_of": as_of},
                                     name="detected_pairs")
 
@@ -181,3 +188,26 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
 def build_contested_entries(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:
     """Every entry in an open conflict, with its conflicts, most recalled first."""
     return replace_table(conn, CONTESTED_ENTRIES, sql.load("contested_entries"), {"as_of": as_of})
+
+
+SUPERSEDE_SUGGESTIONS = register(Table(
+    "core", "supersede_suggestions",
+    "One row per (new entry, older candidate) it may replace: at most 3 per entry written in the last week.",
+    (
+        NS, C("entry_id", "VARCHAR", "The new entry.", False),
+        C("candidate_id", "VARCHAR", "An older, still recallable entry it may replace.", False),
+        C("score", "DOUBLE", "Similarity or conflict confidence (0.5 for a bare subject-key match).", False),
+        C("basis", "VARCHAR", "near-duplicate, conflict: <detector>, same subject key.", False),
+        C("rank", "BIGINT", "1 = closest.", False),
+        AS_OF,
+    ),
+    key=("namespace", "entry_id", "candidate_id"),
+))
+
+SUGGESTION_WINDOW_DAYS = 7
+
+
+def build_supersede_suggestions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:
+    """For each recent entry, the closest older entries it may replace (confirm with one decision)."""
+    return replace_table(conn, SUPERSEDE_SUGGESTIONS, sql.load("supersede_suggestions"),
+                         {"as_of": as_of, "window_days": SUGGESTION_WINDOW_DAYS})

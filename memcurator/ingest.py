@@ -29,6 +29,9 @@ from memcurator.store import ensure_table
 from memcurator.tables import CURATOR_DECISIONS, EVENTS, LANDED_FILES, QUARANTINE
 
 ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}"
+# A line is blank (skipped, not quarantined) only when it holds nothing but ASCII whitespace: str.strip()
+# would also eat control characters such as \x1c and drop such a line silently.
+BLANK = " \t\r\n\x0b\x0c"
 DECISIONS_PREFIX = "decisions/"
 TRANSCRIPT_SUFFIXES = (".jsonl", ".jsonl.gz", ".json.gz", ".ndjson", ".ndjson.gz")
 
@@ -143,12 +146,12 @@ def read_lines(path: Path, source: str, cfg: CurationConfig) -> tuple[pa.Table, 
             clean = False
     if clean:
         for i, text in enumerate(decoded, start=1):
-            if text.strip():
+            if text.strip(BLANK):
                 numbers.append(i)
                 texts.append(text)
     else:
         for i, raw in enumerate(raw_lines, start=1):
-            if not raw.strip():
+            if not raw.strip(BLANK.encode()):
                 continue
             if len(raw) > cfg.max_line_bytes:
                 rejected.append(_quarantine_row(source, i, "line_too_long",

@@ -33,6 +33,7 @@ STEPS: list[tuple[str, Callable]] = [
     ("core.agent_trust", lifecycle.build_agent_trust),
     ("core.entry_lifecycle", lifecycle.build_entry_lifecycle),
     ("core.contested_entries", contradictions.build_contested_entries),
+    ("core.supersede_suggestions", contradictions.build_supersede_suggestions),
     ("core.entry_scores", ranking.build_entry_scores),
     ("mart.recall_view", ranking.build_recall_view),
     ("core.curation_audit_log", audit.build_audit_log),

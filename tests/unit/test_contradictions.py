@@ -103,3 +103,14 @@ def test_conflicts_never_cross_namespaces(conn, home):
     derive(conn, home, [TIMEOUTS[0], write("ledger timeout: 45 seconds", entry_id="new", cls="config", ts=at(10),
                                            namespace="ns-b", data={"tags": ["ledger", "timeout"]})])
     assert conn.execute("select count(*) from core.contradictions").fetchone()[0] == 0
+
+
+def test_new_entries_get_supersede_suggestions(conn, home):
+    derive(conn, home, [TIMEOUTS[0],
+                        write("ledger timeout: 45 seconds", entry_id="new", cls="config", ts=at(2),
+                              data={"tags": ["ledger", "timeout"]}),
+                        write("the billing timeout is 10 seconds", entry_id="other", cls="config", ts=at(30),
+                              data={"tags": ["billing", "timeout"]})])
+    rows = conn.execute("select entry_id, candidate_id, rank, basis from core.supersede_suggestions").fetchall()
+    assert rows and rows[0][:3] == ("new", "old", 1) and "value" in rows[0][3]
+    assert all(r[1] != "other" for r in rows)  # another subject is never suggested

@@ -185,3 +185,10 @@ def test_decisions_are_their_own_input(conn, home):
     assert (report.valid_events, report.quarantined_lines) == (1, 1)
     assert conn.execute("select count(*) from raw.events").fetchone()[0] == 0
     assert conn.execute("select reason, detail from raw.quarantine").fetchone() == ("missing_field", "reason")
+
+
+def test_a_line_of_control_characters_is_quarantined_not_skipped(conn, home):
+    # found by hypothesis: str.strip() treats \x1c as whitespace, which once dropped the line silently
+    write_jsonl(home.landing / "f.jsonl", [GOOD, b"\x1c", b"\x1d\x1e"])
+    report = run_ingest(conn, home)
+    assert (report.valid_events, report.quarantined_lines) == (1, 2)

@@ -1,0 +1,48 @@
+-- For each entry first written in the last $window_days before $as_of: the closest older entries of
+-- its namespace it may replace (same subject key or near-duplicate), best 3, so a curator (or the
+-- writing agent next time) can confirm the link in one action.
+with recent as (
+    select namespace, entry_id, tags, first_written_at
+    from core.entries
+    where first_written_at >= $as_of::timestamp - to_days($window_days) and supersedes is null
+),
+
+close_pairs as (
+    select p.namespace, p.entry_b as entry_id, p.entry_a as candidate_id, p.similarity, 'near-duplicate' as basis
+    from core.near_duplicate_pairs as p
+    union all
+    select k.namespace, k.entry_b, k.entry_a, k.confidence, 'conflict: ' || coalesce(k.detector, k.kind)
+    from core.contradictions as k
+    where k.status = 'open'
+),
+
+same_subject as (
+    select r.namespace, r.entry_id, o.entry_id as candidate_id, 0.5 as similarity, 'same subject key' as basis
+    from recent as r
+    inner join core.entries as o
+        on o.namespace = r.namespace and len(r.tags) > 0 and list_sort(o.tags) = list_sort(r.tags)
+        and o.first_written_at < r.first_written_at
+),
+
+candidates as (
+    select s.* from close_pairs as s inner join recent as r using (namespace, entry_id)
+    union all
+    select * from same_subject
+),
+
+live as (
+    -- only candidates still recallable can be replaced
+    select c.* from candidates as c
+    inner join core.entry_lifecycle as l on l.namespace = c.namespace and l.entry_id = c.candidate_id
+    where l.state in ('active', 'reverify', 'held', 'case')
+)
+
+select namespace, entry_id, candidate_id,
+    max(similarity) as score,
+    string_agg(distinct basis, ', ' order by basis) as basis,
+    row_number() over (partition by namespace, entry_id order by max(similarity) desc, candidate_id) as rank,
+    $as_of as as_of
+from live
+group by namespace, entry_id, candidate_id
+qualify rank <= 3
+order by namespace, entry_id, rank

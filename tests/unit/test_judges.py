@@ -1,0 +1,88 @@
+"""The pluggable judge: an OpenAI-compatible endpoint on loopback, with batching, timeouts and fallback."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import polars as pl
+import pytest
+
+from memcurator.judges import ChatJudge, HeuristicJudge
+
+PAIRS = pl.DataFrame({"text_a": ["the cache is warm", "deploy on fridays", "use helm"],
+                      "text_b": ["the cache is not warm", "deploy on fridays after noon", "use helm charts"]})
+
+
+class _Handler(BaseHTTPRequestHandler):
+    delay = 0.0
+    requests: list = []
+
+    def do_POST(self):  # noqa: N802 (http.server's name)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append(body)
+        time.sleep(type(self).delay)
+        listing = body["messages"][1]["content"]
+        n = listing.count("A: ")
+        answers = [{"i": i, "label": "contradictory" if "not" in listing.split(f"{i}. A:")[1].split("\n")[1] else "compatible",
+                    "confidence": 0.9} for i in range(1, n + 1)]
+        reply = {"choices": [{"message": {"content": "here you go: " + json.dumps(answers)}}]}
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def endpoint():
+    _Handler.delay, _Handler.requests = 0.0, []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_chat_judge_labels_pairs_in_batches(endpoint):
+    out = ChatJudge(endpoint, "tiny", batch_size=2).classify(PAIRS)
+    assert out["label"].to_list() == ["contradictory", "compatible", "compatible"]
+    assert set(out["judge"]) == {"chat:tiny"}
+    assert len(_Handler.requests) == 2 and _Handler.requests[0]["model"] == "tiny"
+
+
+def test_endpoint_down_falls_back_to_the_heuristics():
+    out = ChatJudge("http://127.0.0.1:9/v1", "tiny", timeout=1).classify(PAIRS)
+    assert out["label"].to_list() == HeuristicJudge().classify(PAIRS)["label"].to_list()
+    assert all(j.startswith("heuristic (fallback") for j in out["judge"])
+
+
+def test_slow_endpoint_times_out_and_falls_back(endpoint):
+    _Handler.delay = 2.0
+    started = time.monotonic()
+    out = ChatJudge(endpoint, "tiny", timeout=0.3, batch_size=10).classify(PAIRS)
+    assert time.monotonic() - started < 1.9
+    assert all(j.startswith("heuristic (fallback") for j in out["judge"])
+
+
+def test_contradictions_use_the_configured_judge(endpoint, conn, home):
+    from memcurator import ingest
+    from memcurator.config import CurationConfig
+    from memcurator.night import derive_night
+    from tests.conftest import write, write_jsonl
+
+    cfg = CurationConfig(judge_endpoint=endpoint, judge_model="tiny")
+    write_jsonl(home.landing / "f.jsonl", [
+        write("the ledger cache is warm at start", entry_id="a", ts="2026-11-20T00:00:00Z", data={"tags": ["cache"]}),
+        write("the ledger cache is not warm at start", entry_id="b", ts="2026-11-21T00:00:00Z", data={"tags": ["cache"]})])
+    ingest.ingest_landing(conn, home.landing, None, cfg)
+    derive_night(conn, datetime(2026, 11, 30), cfg)
+    assert conn.execute("select detector, status from core.contradictions").fetchall() == [("chat:tiny", "open")]
