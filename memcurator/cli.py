@@ -325,6 +325,43 @@ def review_conflicts(namespace: Optional[str] = typer.Option(None, "--namespace"
     console.print("resolve: memcurator review resolve CONFLICT_ID replace|narrow|retire|dismiss --reason ...")
 
 
+@review.command("suggestions")
+def review_suggestions(namespace: Optional[str] = typer.Option(None, "--namespace", "-n"),
+                       limit: int = typer.Option(20), home: Optional[Path] = HomeOption) -> None:
+    """New entries and the older entries they may replace; confirm one with `review confirm`."""
+    with store.connect(_published(_home(home)), read_only=True) as conn:
+        rows = conn.execute(
+            """select s.namespace, s.entry_id, n.text, s.candidate_id, o.text, s.basis, round(s.score, 2)
+               from core.supersede_suggestions s
+               join core.entries n on n.namespace = s.namespace and n.entry_id = s.entry_id
+               join core.entries o on o.namespace = s.namespace and o.entry_id = s.candidate_id
+               where (? is null or s.namespace = ?) order by s.namespace, s.entry_id, s.rank limit ?""",
+            [namespace, namespace, limit]).fetchall()
+    for ns, new, new_text, old, old_text, basis, score in rows:
+        console.print(f"[bold]{ns}/{new}[/] {new_text}\n  may replace {old}: {old_text}  [dim]({basis}, {score})[/]\n"
+                      f"  memcurator review confirm {new} --supersedes {old} --reason ...")
+
+
+@review.command("confirm")
+def review_confirm(entry_id: str, supersedes: str = typer.Option(..., "--supersedes"),
+                   reason: str = typer.Option(..., "--reason"), curator: str = typer.Option("curator", "--curator"),
+                   home: Optional[Path] = HomeOption) -> None:
+    """Confirm that ENTRY_ID replaces the entry named by --supersedes (a supersede link by the curator)."""
+    from memcurator.decisions import record
+
+    h = _home(home)
+    with store.connect(_published(h), read_only=True) as conn:
+        found = conn.execute(
+            "select namespace from core.entries e where entry_id = ? and exists "
+            "(select 1 from core.entries o where o.namespace = e.namespace and o.entry_id = ?)",
+            [entry_id, supersedes]).fetchall()
+    if len(found) != 1:
+        console.print(f"[red]{entry_id} and {supersedes} are not two entries of one namespace[/]")
+        raise typer.Exit(1)
+    line = record(h.decisions, found[0][0], "link", entry_id, "confirm", reason, curator, {"supersedes": supersedes})
+    console.print(f"recorded: {entry_id} supersedes {supersedes} ({line['id']}); the next run applies it")
+
+
 @review.command("resolve")
 def review_resolve(conflict_id: str, action: str = typer.Argument(..., help="replace, narrow, retire or dismiss."),
                    reason: str = typer.Option(..., "--reason"), curator: str = typer.Option("curator", "--curator"),

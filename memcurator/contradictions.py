@@ -7,7 +7,7 @@ Rules (docs/curation.md):
 2. Trust guard: an explicit supersede whose writer trust is below ``trust_guard_ratio`` x the
    existing entry's trust does not supersede it; it is kept as a conflict instead.
 3. A failing assertion check that names the correcting entry writes the link itself (the actor
-   that knows); no trust guard applies to it.
+   that knows); so does a curator confirming a suggestion; no trust guard applies to either.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ SUPERSEDE_LINKS = register(Table(
         NS,
         C("entry_id", "VARCHAR", "The entry to be replaced.", False),
         C("successor_id", "VARCHAR", "The entry that replaces it.", False),
-        C("source", "VARCHAR", "explicit (a write's supersedes) or failed_check (a check's corrected_by).", False),
+        C("source", "VARCHAR", "explicit (a write's supersedes), failed_check (a check's corrected_by) or curator (a confirmed suggestion).", False),
         C("reason", "VARCHAR", "The writer's or the check's reason.", False),
         C("linked_at", "TIMESTAMP", "When the link was written.", False),
         C("event_id", "VARCHAR", "The write or check event that proposed it.", False),

@@ -10,6 +10,7 @@ import orjson
 
 CLUSTER_ACTIONS = ("approve", "reject", "unmerge")
 CONFLICT_ACTIONS = ("replace", "narrow", "retire", "dismiss")
+LINK_ACTIONS = ("confirm",)
 
 
 def record(folder: Path, namespace: str, target_kind: str, target_id: str, action: str, reason: str,
@@ -19,6 +20,8 @@ def record(folder: Path, namespace: str, target_kind: str, target_id: str, actio
         raise ValueError(f"cluster action must be one of {CLUSTER_ACTIONS}")
     if target_kind == "conflict" and action not in CONFLICT_ACTIONS:
         raise ValueError(f"conflict action must be one of {CONFLICT_ACTIONS}")
+    if target_kind == "link" and (action not in LINK_ACTIONS or not (data or {}).get("supersedes")):
+        raise ValueError("a link decision is confirm, with data.supersedes naming the replaced entry")
     if not reason.strip():
         raise ValueError("a decision needs a reason")
     now = now or datetime.now(timezone.utc)

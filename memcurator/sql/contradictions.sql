@@ -8,7 +8,7 @@ with declared as (
         entry_id as entry_a,
         successor_id as entry_b,
         case status
-            when 'accepted' then case source when 'failed_check' then 'failed_check' else 'explicit' end
+            when 'accepted' then case source when 'failed_check' then 'failed_check' when 'curator' then 'curator' else 'explicit' end
             when 'trust_guarded' then 'trust_guarded'
             when 'cycle_rejected' then 'cycle'
         end as kind,

@@ -186,7 +186,8 @@ decided as (
         end as state,
         case
             when successor_id is not null then
-                case successor_source when 'failed_check' then 'check_supersede' else 'explicit_supersede' end
+                case successor_source when 'failed_check' then 'check_supersede' when 'curator' then 'curator_confirmed_supersede'
+                    else 'explicit_supersede' end
             when resolution = 'replace' then 'curator_replace'
             when resolution = 'retire' then 'curator_retire'
             when principle_id is not null then 'approved_principle'
@@ -220,6 +221,7 @@ select
     case rule
         when 'explicit_supersede' then 'superseded by ' || successor_id || ': ' || successor_reason
         when 'check_supersede' then 'superseded by ' || successor_id || ': ' || successor_reason
+        when 'curator_confirmed_supersede' then 'superseded by ' || successor_id || ' (confirmed by a curator): ' || successor_reason
         when 'curator_replace' then 'replaced by ' || kept || ' (curator): ' || resolution_reason
         when 'curator_retire' then 'retired by a curator: ' || resolution_reason
         when 'approved_principle' then 'merged under approved principle ' || principle_id
@@ -247,6 +249,7 @@ select
     case rule
         when 'explicit_supersede' then accepted_superseded_at
         when 'check_supersede' then accepted_superseded_at
+        when 'curator_confirmed_supersede' then accepted_superseded_at
         when 'validity_ended' then valid_until
         when 'operational_ttl' then last_written_at + to_days($operational_ttl_days)
         when 'decay' then last_activity_at + to_days($max_idle_days)

@@ -28,6 +28,21 @@ by_check as (
         null::double as successor_trust
     from core.checks as c
     where c.status = 'fail' and c.error_class = 'assertion' and c.corrected_by is not null
+),
+
+confirmed as (
+    -- a curator confirmed a suggested link: the curator is the actor that knows
+    select
+        d.namespace,
+        d.data::json ->> '$.supersedes' as entry_id,
+        d.target_id as successor_id,
+        'curator' as source,
+        d.reason,
+        d.ts as linked_at,
+        d.decision_id as event_id,
+        null::double as successor_trust
+    from raw.curator_decisions as d
+    where d.target_kind = 'link' and d.action = 'confirm' and d.ts < (select max(as_of) from core.entries)
 )
 
 select
@@ -36,6 +51,6 @@ select
     coalesce(l.successor_trust, new.trust) as successor_trust,
     old.entry_id is not null as entry_exists,
     new.entry_id is not null as successor_exists
-from (select * from explicit union all select * from by_check) as l
+from (select * from explicit union all select * from by_check union all select * from confirmed) as l
 left join core.entries as old on old.namespace = l.namespace and old.entry_id = l.entry_id
 left join core.entries as new on new.namespace = l.namespace and new.entry_id = l.successor_id

@@ -36,9 +36,13 @@ select
         when id_t is distinct from 'VARCHAR' or not regexp_full_match(decision_id, $id_pattern) then 'invalid_id|id'
         when ts_tz is null then 'invalid_timestamp|ts'
         when ns_t is distinct from 'VARCHAR' or not regexp_full_match(namespace, $id_pattern) then 'invalid_id|namespace'
-        when target_kind not in ('cluster', 'conflict') or target_kind is null then 'invalid_value|target_kind must be cluster or conflict'
+        when target_kind not in ('cluster', 'conflict', 'link') or target_kind is null then 'invalid_value|target_kind must be cluster, conflict or link'
         when target_kind = 'cluster' and action not in ('approve', 'reject', 'unmerge') then 'invalid_value|cluster action must be approve, reject or unmerge'
         when target_kind = 'conflict' and action not in ('replace', 'narrow', 'retire', 'dismiss') then 'invalid_value|conflict action must be replace, narrow, retire or dismiss'
+        when target_kind = 'link' and action <> 'confirm' then 'invalid_value|link action must be confirm'
+        when target_kind = 'link' and (json_type(j, '$.data.supersedes') is distinct from 'VARCHAR'
+                                       or not regexp_full_match(j ->> '$.data.supersedes', $id_pattern))
+            then 'missing_field|data.supersedes (the entry the target replaces)'
         when target_t is distinct from 'VARCHAR' or not regexp_full_match(target_id, $id_pattern) then 'invalid_id|target_id'
         when reason_t is distinct from 'VARCHAR' or length(trim(reason)) = 0 then 'missing_field|reason'
     end as problem

@@ -114,3 +114,16 @@ def test_new_entries_get_supersede_suggestions(conn, home):
     rows = conn.execute("select entry_id, candidate_id, rank, basis from core.supersede_suggestions").fetchall()
     assert rows and rows[0][:3] == ("new", "old", 1) and "value" in rows[0][3]
     assert all(r[1] != "other" for r in rows)  # another subject is never suggested
+
+
+def test_a_confirmed_suggestion_supersedes_in_one_action(conn, home):
+    derive(conn, home, [TIMEOUTS[0], write("ledger timeout: 45 seconds", entry_id="new", cls="config", ts=at(2),
+                                           data={"tags": ["ledger", "timeout"]})])
+    assert conn.execute("select candidate_id from core.supersede_suggestions where entry_id = 'new'").fetchone() == ("old",)
+    decisions.record(home.decisions, "ns-a", "link", "new", "confirm", "raised in November", "kim",
+                     {"supersedes": "old"}, now=AS_OF - timedelta(hours=1))
+    derive(conn, home, [])
+    assert conn.execute("select state, rule from core.entry_lifecycle where entry_id = 'old'").fetchone() == (
+        "superseded", "curator_confirmed_supersede")
+    assert conn.execute("select kind, status from core.contradictions where kind = 'curator'").fetchall() == [
+        ("curator", "resolved_by_link")]
