@@ -10,7 +10,6 @@ fed the same shingles, bit for bit (tests/unit/test_minhash.py). The per-documen
 from __future__ import annotations
 
 import hashlib
-import math
 import struct
 
 import numpy as np
@@ -111,11 +110,3 @@ def lsh_candidates(keys: np.ndarray, group: np.ndarray) -> pl.DataFrame:
              .unique())
     return pairs.sort("a", "b")
 
-
-def rows_for(num_perm: int, bands: int) -> int:
-    return num_perm // bands
-
-
-def threshold_of(bands: int, rows: int) -> float:
-    """The similarity at which the candidate probability crosses 1/2 (approximately (1/b)^(1/r))."""
-    return math.pow(1.0 / bands, 1.0 / rows)

@@ -15,7 +15,7 @@ from typing import Iterator
 
 import duckdb
 
-from memcurator.tables import TABLES, Table
+from memcurator.tables import Table
 
 SCHEMAS = ("raw", "core", "mart", "analyst")
 
@@ -72,9 +72,6 @@ def replace_table_from_frame(conn: duckdb.DuckDBPyConnection, table: Table, fram
     finally:
         conn.unregister(name)
 
-
-def table_for(qualified: str) -> Table:
-    return TABLES[qualified]
 
 
 def publish(store_path: Path, published_path: Path) -> Path:

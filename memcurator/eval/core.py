@@ -88,14 +88,3 @@ def retrieval_metrics(ranked: list[list[str]], gold: list[set[str]], ks=(1, 5, 1
         ideal = sum(1.0 / math.log2(i + 1) for i in range(1, min(len(want), 5) + 1))
         out["ndcg@5"] += dcg / ideal
     return {k: round(v / n, 4) for k, v in out.items()}
-
-
-def pair_metrics(predicted: list[bool], actual: list[bool]) -> dict[str, float]:
-    tp = sum(p and a for p, a in zip(predicted, actual))
-    fp = sum(p and not a for p, a in zip(predicted, actual))
-    fn = sum(a and not p for p, a in zip(predicted, actual))
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4),
-            "tp": tp, "fp": fp, "fn": fn}
