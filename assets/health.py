@@ -14,6 +14,7 @@ HEADLINES = {
     "duplicate_rate": "sum(duplicate_rate * active) / greatest(sum(active), 1)",
     "explicit_link_ratio": "avg(explicit_link_ratio)",
     "injected_age_median_days": "median(injected_age_median_days)",
+    "secrets_redacted": "sum(secrets_redacted)",
 }
 
 

@@ -39,6 +39,7 @@ STORE_HEALTH = register(Table(
         C("injected_age_median_days", "DOUBLE", "Median age of injected entries when injected."),
         C("injected_age_p90_days", "DOUBLE", "90th percentile of that age."),
         C("injected_old_unverified_share", "DOUBLE", "Share of injections older than 90 days and not verified within 90 days."),
+        C("secrets_redacted", "BIGINT", "Events whose credentials were redacted at ingest, so far.", False),
         AS_OF,
     ),
     key=("night", "namespace"),

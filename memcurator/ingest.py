@@ -24,6 +24,7 @@ import duckdb
 import pyarrow as pa
 
 from memcurator import sql
+from memcurator.secrets import redact_sql
 from memcurator.config import CurationConfig
 from memcurator.store import ensure_table
 from memcurator.tables import CURATOR_DECISIONS, EVENTS, LANDED_FILES, QUARANTINE
@@ -223,16 +224,19 @@ def _file_transaction(conn: duckdb.DuckDBPyConnection, lines: pa.Table, rejected
 
 
 def _quarantine(conn: duckdb.DuckDBPyConnection, judged: str, bad: str, cfg: CurationConfig) -> int:
-    """Pre-parse rejects plus the judged lines matching ``bad`` go to raw.quarantine; returns the count."""
+    """Pre-parse rejects plus the judged lines matching ``bad`` go to raw.quarantine (credentials
+    redacted from the kept text); returns the count."""
+    pre_text, pre_params = redact_sql("raw_text")
+    line_text, _ = redact_sql("left(text, $n)")
     return conn.execute(
         f"""INSERT INTO raw.quarantine
-        SELECT source_file, line_no, reason, detail, raw_bytes, raw_text FROM pre_rejected
+        SELECT source_file, line_no, reason, detail, raw_bytes, {pre_text} FROM pre_rejected
         UNION ALL
         SELECT source_file, line_no, split_part(problem, '|', 1),
                substr(problem, length(split_part(problem, '|', 1)) + 2),
-               octet_length(encode(text)), left(text, $n)
+               octet_length(encode(text)), {line_text}
         FROM {judged} WHERE {bad}""",
-        {"n": cfg.quarantine_raw_chars},
+        {"n": cfg.quarantine_raw_chars, **pre_params},
     ).fetchone()[0]
 
 
@@ -251,11 +255,12 @@ def ingest_file(conn: duckdb.DuckDBPyConnection, landing: Path, path: Path, lake
     lines, rejected = read_lines(path, source, cfg)
     report = FileReport(source, lines=lines.num_rows + len(rejected))
     sha = _file_sha256(path)
+    redacted, secret_params = redact_sql("(j -> '$.data')::varchar")
     with _file_transaction(conn, lines, rejected):
         conn.execute(
-            f"CREATE OR REPLACE TEMP TABLE judged AS {sql.load('validate_events')}",
+            f"CREATE OR REPLACE TEMP TABLE judged AS {sql.load('validate_events').replace('{redacted_data}', redacted)}",
             {"max_text_chars": cfg.max_text_chars, "earliest": cfg.earliest_timestamp,
-             "latest": cfg.latest_timestamp, "id_pattern": ID_PATTERN},
+             "latest": cfg.latest_timestamp, "id_pattern": ID_PATTERN, **secret_params},
         )
         conn.execute(sql.load("dedupe_events"))
         report.valid_events = conn.execute("select count(*) from new_events").fetchone()[0]

@@ -51,6 +51,14 @@ injected as (
     group by r.namespace
 ),
 
+redactions as (
+    -- events whose credentials were redacted at ingest, so far
+    select namespace, count(*) as secrets_redacted
+    from raw.events
+    where ts < $as_of and contains(data, '[REDACTED:')
+    group by namespace
+),
+
 redundancy as (
     select v.namespace, count(*) - count(distinct coalesce(c.cluster_id, v.entry_id)) as redundant
     from mart.recall_view as v
@@ -74,6 +82,7 @@ select
     i.injected_age_median_days,
     i.injected_age_p90_days,
     i.injected_old_unverified_share,
+    coalesce(sr.secrets_redacted, 0) as secrets_redacted,
     $as_of as as_of
 from states as s
 left join writes as w using (namespace)
@@ -81,4 +90,5 @@ left join contested as c using (namespace)
 left join links as l using (namespace)
 left join injected as i using (namespace)
 left join redundancy as rd using (namespace)
+left join redactions as sr using (namespace)
 order by s.namespace

@@ -1,7 +1,8 @@
 -- Validate landed lines against the event format (docs/events.md).
 -- Input: table `lines` (source_file, line_no, text). Output: one row per line, `problem` null when
 -- the line is a valid event, else 'reason|detail'. Parameters: $max_text_chars, $earliest, $latest,
--- $id_pattern.
+-- $id_pattern, and the credential patterns of memcurator/secrets.py ({redacted_data} is their nested
+-- regexp_replace over the payload, so no credential reaches any table).
 with src as (
     select source_file, line_no, text, json_valid(text) as is_json
     from lines
@@ -184,6 +185,6 @@ select
     case when agent_t = 'VARCHAR' then agent_id end as agent_id,
     coalesce(case when actor_t = 'VARCHAR' then actor end, 'agent') as actor,
     case when user_t = 'VARCHAR' then user_id end as user_id,
-    case when problem is null then (j -> '$.data')::varchar end as data,
+    case when problem is null then {redacted_data} end as data,
     case when problem is null then sha256(json(text)::varchar) end as content_hash
 from judged
