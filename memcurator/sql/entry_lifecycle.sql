@@ -48,29 +48,27 @@ successor as (
 ),
 
 activity as (
-    -- own writes and recalls, and the writes of its near-duplicates (a re-statement by another entry)
+    -- own writes and recalls (a near-duplicate's writes count through cluster_activity)
     select namespace, entry_id, ts, true as is_write from core.memory_writes
     union all
     select namespace, entry_id, ts, false as is_write from core.recall_results
 ),
 
 cluster_writes as (
-    select c.namespace, c.cluster_id, w.ts
+    select c.namespace, c.cluster_id, w.ts,
+        lag(w.ts) over (partition by c.namespace, c.cluster_id order by w.ts) as previous_ts
     from core.near_duplicate_clusters as c
     inner join core.memory_writes as w using (namespace, entry_id)
 ),
 
-cluster_revivals as (
-    -- the latest write in a cluster after a gap of max_idle_days without any write in that cluster
-    select namespace, cluster_id, max(ts) as revived_at, max(ts) as last_restated_at
-    from (select *, lag(ts) over (partition by namespace, cluster_id order by ts) as previous_ts from cluster_writes)
-    group by namespace, cluster_id
-),
-
-cluster_gaps as (
-    select namespace, cluster_id, max(ts) as revived_at
-    from (select *, lag(ts) over (partition by namespace, cluster_id order by ts) as previous_ts from cluster_writes)
-    where previous_ts is not null and (epoch(ts) - epoch(previous_ts)) / 86400.0 >= $max_idle_days
+cluster_activity as (
+    -- the latest write in each cluster, and the latest one that came after a gap of max_idle_days
+    -- without any write in that cluster (a revival by re-statement)
+    select namespace, cluster_id,
+        max(ts) as last_restated_at,
+        max(ts) filter (where previous_ts is not null
+                          and (epoch(ts) - epoch(previous_ts)) / 86400.0 >= $max_idle_days) as revived_at
+    from cluster_writes
     group by namespace, cluster_id
 ),
 
@@ -87,10 +85,9 @@ revivals as (
 ),
 
 near_activity as (
-    select c.namespace, c.entry_id, r.last_restated_at, g.revived_at as cluster_revived_at
+    select c.namespace, c.entry_id, a.last_restated_at, a.revived_at as cluster_revived_at
     from core.near_duplicate_clusters as c
-    inner join cluster_revivals as r using (namespace, cluster_id)
-    left join cluster_gaps as g using (namespace, cluster_id)
+    inner join cluster_activity as a using (namespace, cluster_id)
 ),
 
 observed as (
