@@ -216,14 +216,14 @@ def show(entry_id: str = typer.Argument(..., help="The entry id."),
 
 @app.command("import")
 def import_command(
-    fmt: str = typer.Argument(..., metavar="FORMAT", help="mcp-memory or flat."),
+    fmt: str = typer.Argument(..., metavar="FORMAT", help="mcp-memory, flat, tau-bench, swe-agent or claude-code."),
     path: Path = typer.Argument(..., exists=True, dir_okay=False),
     namespace: str = typer.Option(..., "--namespace", "-n"),
     ts: Optional[str] = typer.Option(None, help="Time for records without one (default: the file's modification time)."),
     home: Optional[Path] = HomeOption,
 ) -> None:
-    """Convert an existing store or export into log events in the landing folder."""
-    from memcurator.importers import FORMATS, flat, land, mcp_memory
+    """Convert an existing store, export or agent transcript into log events in the landing folder."""
+    from memcurator.importers import FORMATS, flat, land, mcp_memory, transcripts
 
     if fmt not in FORMATS:
         console.print(f"[red]unknown format {fmt}[/]; known: {', '.join(FORMATS)}")
@@ -231,7 +231,9 @@ def import_command(
     when = datetime.fromisoformat(ts) if ts else datetime.fromtimestamp(path.stat().st_mtime, timezone.utc)
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
-    events = (mcp_memory if fmt == "mcp-memory" else flat).convert(path, namespace, when)
+    convert = {"mcp-memory": mcp_memory.convert, "flat": flat.convert, "tau-bench": transcripts.tau_bench,
+               "swe-agent": transcripts.swe_agent, "claude-code": transcripts.claude_code}[fmt]
+    events = convert(path, namespace, when)
     passed_on = sum(isinstance(e, bytes) for e in events)
     target = land(events, _home(home).landing, fmt, path)
     console.print(f"{len(events) - passed_on} events from {path.name} landed in {target}"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import orjson
 
-FORMATS = ("mcp-memory", "flat")
+FORMATS = ("mcp-memory", "flat", "tau-bench", "swe-agent", "claude-code")
 
 
 def slug(text: str) -> str:
