@@ -29,6 +29,8 @@ class RecallSettings:
     curation_weight: float = 0.1   # weight of the normalised curation score against normalised relevance
     session_weight: float = 1.0    # multiplier on session-tier relevance (0.8 cost LoCoMo 0.01 R@5: docs/evaluation.md)
     candidates: int = 50           # relevance candidates re-ranked by the combination
+    min_relevance: float = 0.0     # abstain (return nothing) below this BM25 relevance; off by default, since
+                                   # on LoCoMo unanswerable questions score higher than answerable ones (AUC 0.40)
 
 
 @dataclass
@@ -127,7 +129,7 @@ def search(index: NamespaceIndex, query: str, k: int, mode: str, settings: Recal
     want = min(n, max(k, settings.candidates))
     docs, scores = index.retriever.retrieve(tokens, k=want, show_progress=False, weight_mask=mask, n_threads=1)
     docs, scores = docs[0], scores[0]
-    keep = scores > 0
+    keep = (scores > 0) & (scores >= settings.min_relevance)
     docs, scores = docs[keep], scores[keep]
     if len(docs) == 0:
         return []

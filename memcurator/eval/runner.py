@@ -6,7 +6,7 @@ from pathlib import Path
 
 from memcurator.eval.core import EvalResult
 
-DATASETS = ["locomo", "situatedqa", "sick", "msrp", "sts", "synthetic"]
+DATASETS = ["locomo", "situatedqa", "sick", "msrp", "sts", "tau-bench", "synthetic"]
 
 # The suite `make eval` runs: (dataset, files relative to ../shared/data).
 SUITE: list[tuple[str, list[str]]] = [
@@ -17,6 +17,7 @@ SUITE: list[tuple[str, list[str]]] = [
     ("sts", ["semeval-sts/2016/answer-answer.test.tsv", "semeval-sts/2016/headlines.test.tsv",
              "semeval-sts/2016/plagiarism.test.tsv", "semeval-sts/2016/postediting.test.tsv",
              "semeval-sts/2016/question-question.test.tsv"]),
+    ("tau-bench", ["tau-bench-trajectories/gpt-4o-airline.dev.json.gz"]),
     ("synthetic", []),
 ]
 
@@ -30,6 +31,10 @@ def evaluate(dataset: str, paths: list[Path]) -> EvalResult:
         from memcurator.eval import situatedqa
 
         return situatedqa.run(paths)
+    if dataset == "tau-bench":
+        from memcurator.eval import taubench
+
+        return taubench.run(paths)
     if dataset == "synthetic":
         from memcurator.eval import synthetic
 

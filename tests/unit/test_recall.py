@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from memcurator import ingest
 from memcurator.config import CurationConfig
 from memcurator.night import derive_night
-from memcurator.recall import recall
+from memcurator.recall import RecallSettings, recall
 from tests.conftest import ev, write, write_jsonl
 
 AS_OF = datetime(2026, 11, 30)
@@ -95,3 +95,16 @@ def test_same_subject_facts_come_later_validity_first(conn, home):
     ])
     conn.close()
     assert [h.entry_id for h in recall("who is the acme ceo goran dana", "ns-a", path, k=2)] == ["new", "old"]
+
+
+def test_min_relevance_abstains_below_the_threshold_and_keeps_hits_above(conn, home):
+    path = build(conn, home, [write("rotate the ledger credentials monthly", entry_id="x", ts=at(1)),
+                              write("the cafeteria opens at nine", entry_id="y", ts=at(1))])
+    conn.close()
+    best = recall("ledger credentials", "ns-a", path, k=5)[0]
+    assert best.entry_id == "x"
+    for mode in ("raw", "curated"):
+        assert recall("ledger credentials", "ns-a", path, k=5, mode=mode,
+                      settings=RecallSettings(min_relevance=best.relevance * 1.01)) == []
+        kept = recall("ledger credentials", "ns-a", path, k=5, mode=mode, settings=RecallSettings(min_relevance=best.relevance))
+        assert [h.entry_id for h in kept] == ["x"]
