@@ -28,27 +28,28 @@ def table_metadata(table: Table) -> dict:
     }
 
 
-def materialized(conn: duckdb.DuckDBPyConnection, table: Table, preview_rows: int = 5, **numbers) -> dg.MaterializeResult:
-    """Row count, a small markdown preview, and headline numbers (plotted by the UI over runs)."""
+def materialized(conn: duckdb.DuckDBPyConnection, table: Table, **numbers) -> dg.MaterializeResult:
+    """Row count, a column profile, and headline numbers (plotted by the UI over runs).
+
+    The profile (nulls and distinct values per column) says what a preview would about the
+    table's health without copying memory content into Dagster's run history, which a purge
+    could not reach."""
     rows = conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
-    preview = conn.execute(f"select * from {table.qualified} limit {int(preview_rows)}").pl()
     metadata = {
         "dagster/row_count": dg.MetadataValue.int(int(rows)),
-        "preview": dg.MetadataValue.md(_markdown(preview)),
+        "profile": dg.MetadataValue.md(_profile(conn, table)),
     }
     for name, value in numbers.items():
         metadata[name] = dg.MetadataValue.float(float(value)) if isinstance(value, float) else dg.MetadataValue.int(int(value))
     return dg.MaterializeResult(metadata=metadata)
 
 
-def _markdown(frame) -> str:
-    if frame.height == 0:
-        return "_empty_"
-    cols = frame.columns
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for row in frame.iter_rows():
-        cells = [str(v).replace("|", "\\|").replace("\n", " ")[:60] for v in row]
-        lines.append("| " + " | ".join(cells) + " |")
+def _profile(conn: duckdb.DuckDBPyConnection, table: Table) -> str:
+    parts = ", ".join(f'count(*) - count("{c.name}"), approx_count_distinct("{c.name}")' for c in table.columns)
+    values = conn.execute(f"select {parts} from {table.qualified}").fetchone()
+    lines = ["| column | type | nulls | distinct (approx.) |", "|---|---|---|---|"]
+    for i, column in enumerate(table.columns):
+        lines.append(f"| {column.name} | {column.type} | {values[2 * i]} | {values[2 * i + 1]} |")
     return "\n".join(lines)
 
 
@@ -57,7 +58,7 @@ def nightly_table_asset(table: Table, build, deps: list, group: str,
     """A daily-partitioned asset that rebuilds one table as of the night with ``build(conn, as_of, cfg)``.
 
     Its description is the table's grain plus the builder's docstring; its metadata carries the
-    declared column schema; each run reports the row count, a preview and the headline numbers.
+    declared column schema; each run reports the row count, a column profile and the headline numbers.
     """
     from memcurator.entries import as_of_for_night
     from pipelines.partitions import nightly_partitions

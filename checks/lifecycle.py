@@ -20,7 +20,6 @@ no_archived_expired_or_superseded_entry_in_recall_view = violation_check(
     "The recall view holds only active, reverify, held and case entries.",
     """select count(*) from mart.recall_view r join core.entry_lifecycle l using (namespace, entry_id)
        where l.state not in ('active', 'reverify', 'held', 'case') or r.state <> l.state""",
-    "select namespace, entry_id, state from mart.recall_view where state not in ('active', 'reverify', 'held', 'case') limit 10",
 )
 
 failed_checks_are_shown_above_the_entry = violation_check(

@@ -446,5 +446,52 @@ def catalogue() -> None:
     print(markdown())
 
 
+@app.command("purge")
+def purge_command(namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Purge this namespace."),
+                  user: Optional[str] = typer.Option(None, "--user", help="Purge this end user's events."),
+                  reason: str = typer.Option(..., help="Why (kept in the purge ledger)."),
+                  yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation."),
+                  home: Optional[Path] = HomeOption) -> None:
+    """The one hard delete: remove a namespace or a user from the log, the lake, every table and file."""
+    from memcurator.purge import LEDGER, purge
+
+    if (namespace is None) == (user is None):
+        console.print("[red]give exactly one of --namespace or --user[/]")
+        raise typer.Exit(2)
+    kind, target = ("namespace", namespace) if namespace is not None else ("user_id", user)
+    h = _home(home)
+    if not yes and not typer.confirm(f"Permanently delete every event of {kind} {target!r} under {h.root}?"):
+        raise typer.Exit(1)
+    try:
+        receipt = purge(h, kind, target, reason)
+    except ValueError as error:
+        console.print(f"[red]{error}[/]")
+        raise typer.Exit(2)
+    console.print(f"purged {receipt.landing_lines} landed lines ({receipt.landing_files_rewritten} files), "
+                  f"{receipt.store_events} events, {receipt.store_quarantine_rows} quarantined lines, "
+                  f"{receipt.decision_files_deleted} decision files, {receipt.lake_rows} lake rows; "
+                  f"re-derived as of {receipt.rederived_as_of}; receipt {receipt.purge_id} in {h.root / LEDGER}")
+
+
+@app.command("crash-test")
+def crash_test_command(kills: int = typer.Option(20, help="How many runs to kill."),
+                       writes: int = typer.Option(5_000, help="Size of the seeded demo fleet."),
+                       workdir: Path = typer.Option(Path("reports/crash"), help="Scratch homes go here."),
+                       out: Optional[Path] = typer.Option(None, "--out", help="Write the kills as JSON here.")) -> None:
+    """kill -9 the nightly run at random moments; the store must open and the rerun converge."""
+    import orjson
+
+    from memcurator.crash import as_dicts, crash_test
+
+    result = crash_test(workdir, kills=kills, writes=writes, progress=console.print)
+    bad = [k for k in result if not (k.store_opened and k.converged)]
+    console.print(f"{len(result) - len(bad)} of {len(result)} killed runs: store opened and rerun converged")
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(orjson.dumps(as_dicts(result), option=orjson.OPT_INDENT_2))
+    if bad:
+        raise typer.Exit(1)
+
+
 if __name__ == "__main__":
     app()

@@ -1,0 +1,221 @@
+"""Purge: the one hard delete. A namespace (or an end user) leaves every file under the home.
+
+What goes, in this order (the store is held exclusively throughout, so the nightly job cannot
+interleave):
+
+1. **Landing files**: each line that belongs to the target (an object whose ``namespace`` or
+   ``user_id`` is it; an unreadable line that names it in a ``"namespace"``/``"user_id"``
+   field) is blanked in place. Blank lines are skipped by ingest, so every other line keeps its
+   number and its quarantine row stays valid. Files are rewritten under a temporary name and
+   renamed; gzipped files stay gzipped.
+2. **Curator decisions** of a purged namespace: their files are deleted.
+3. **Lake**: each Parquet file is rewritten without the target's rows (or removed when empty).
+4. **Store**: the target's raw events, quarantine rows and decisions are deleted, the latest
+   night is derived again (every derived table is a pure function of the log, so nothing of the
+   target survives in them), a purged namespace's health history is deleted, and the file is
+   compacted into a fresh one (DuckDB keeps freed blocks; a copy does not) and renamed into place.
+5. **Snapshot**: republished from the compacted store.
+6. **Ledger**: a receipt is appended to ``purge-ledger.jsonl`` under the home: the target's
+   sha256 (never its name), time, reason, counts per place, and the sha256 of every purged line.
+
+Dagster's run history holds no memory content to purge: asset metadata carries counts and column
+profiles, never rows (assets/_tables.py).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import orjson
+
+from memcurator import ingest, store
+from memcurator.config import CurationConfig
+from memcurator.home import Home
+from memcurator.night import derive_night
+
+LEDGER = "purge-ledger.jsonl"
+KINDS = ("namespace", "user_id")
+
+
+@dataclass
+class PurgeReceipt:
+    purge_id: str
+    at: str
+    kind: str
+    target_sha256: str
+    reason: str
+    landing_lines: int = 0
+    landing_files_rewritten: int = 0
+    decision_files_deleted: int = 0
+    lake_rows: int = 0
+    lake_files_rewritten: int = 0
+    store_events: int = 0
+    store_quarantine_rows: int = 0
+    store_decisions: int = 0
+    store_health_rows: int = 0
+    rederived_as_of: str | None = None
+    line_sha256: list[str] = field(default_factory=list)
+
+
+def _belongs(raw: bytes, kind: str, target: str, marker: re.Pattern) -> bool:
+    try:
+        record = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return bool(marker.search(raw))
+    if isinstance(record, dict):
+        return record.get(kind) == target
+    return bool(marker.search(raw))
+
+
+def _rewrite(path: Path, body: bytes, gz: bool) -> None:
+    tmp = path.with_name(f".{path.name}.purge.tmp")
+    tmp.write_bytes(gzip.compress(body, mtime=0) if gz else body)
+    os.replace(tmp, path)
+
+
+def _purge_landing(home: Home, kind: str, target: str, receipt: PurgeReceipt) -> dict[str, list[int]]:
+    """Blank the target's lines in every landed file; returns {source_file: purged line numbers}."""
+    marker = re.compile(rb'"' + kind.encode() + rb'"\s*:\s*"' + re.escape(target.encode()) + rb'"')
+    purged: dict[str, list[int]] = {}
+    for path in sorted(p for p in home.landing.rglob("*") if p.is_file() and ingest.is_transcript(p)):
+        raw = path.read_bytes()
+        gz = raw[:2] == b"\x1f\x8b"
+        try:
+            body = gzip.decompress(raw) if gz else raw
+        except (OSError, EOFError):
+            continue  # a corrupt gzip was quarantined whole and holds no readable line
+        lines = body.split(b"\n")
+        hit = [i for i, line in enumerate(lines) if line.strip() and _belongs(line, kind, target, marker)]
+        if not hit:
+            continue
+        for i in hit:
+            receipt.line_sha256.append(hashlib.sha256(lines[i]).hexdigest())
+            lines[i] = b""
+        _rewrite(path, b"\n".join(lines), gz)
+        purged[path.relative_to(home.landing).as_posix()] = [i + 1 for i in hit]
+        receipt.landing_lines += len(hit)
+        receipt.landing_files_rewritten += 1
+    return purged
+
+
+def _purge_decisions(home: Home, conn: duckdb.DuckDBPyConnection, target: str, receipt: PurgeReceipt) -> None:
+    """A purged namespace's decision files go, with their rows and quarantine entries."""
+    for path in sorted(p for p in home.decisions.rglob("*") if p.is_file()):
+        raw = path.read_bytes()
+        lines = [line for line in raw.splitlines() if line.strip()]
+        marker = re.compile(rb'"namespace"\s*:\s*"' + re.escape(target.encode()) + rb'"')
+        if lines and all(_belongs(line, "namespace", target, marker) for line in lines):
+            source = ingest.source_name(home.decisions, path, ingest.DECISIONS_PREFIX)
+            conn.execute("DELETE FROM raw.quarantine WHERE source_file = ?", [source])
+            conn.execute("DELETE FROM raw.landed_files WHERE source_file = ?", [source])
+            receipt.line_sha256 += [hashlib.sha256(line).hexdigest() for line in lines]
+            path.unlink()
+            receipt.decision_files_deleted += 1
+    receipt.store_decisions = conn.execute(
+        "DELETE FROM raw.curator_decisions WHERE namespace = ?", [target]).fetchone()[0]
+
+
+def _purge_lake(home: Home, conn: duckdb.DuckDBPyConnection, kind: str, target: str, receipt: PurgeReceipt) -> None:
+    for path in sorted((home.lake / "events").rglob("*.parquet")):
+        source = ingest._sql_path(path)
+        hit = conn.execute(f"select count(*) from read_parquet('{source}') where {kind} = ?", [target]).fetchone()[0]
+        if not hit:
+            continue
+        left = conn.execute(f"select count(*) from read_parquet('{source}')").fetchone()[0] - hit
+        if left:
+            tmp = path.with_name(f".{path.name}.purge.tmp")
+            conn.execute(f"COPY (select * from read_parquet('{source}') where {kind} is distinct from $target "
+                         f"order by event_id) TO '{ingest._sql_path(tmp)}' (FORMAT parquet)", {"target": target})
+            os.replace(tmp, path)
+        else:
+            path.unlink()
+        receipt.lake_rows += hit
+        receipt.lake_files_rewritten += 1
+
+
+def _compact(path: Path) -> None:
+    """Copy every table and view into a fresh file and rename it over the store: freed blocks of
+    the old file (which still hold deleted bytes) are gone with it."""
+    fresh = path.with_name(f".{path.name}.compact.tmp")
+    fresh.unlink(missing_ok=True)
+    with store.connect(path) as conn:
+        conn.execute("CHECKPOINT")
+        name = conn.execute("select current_database()").fetchone()[0]
+        conn.execute(f"ATTACH '{ingest._sql_path(fresh)}' AS fresh")
+        conn.execute(f'COPY FROM DATABASE "{name}" TO fresh')
+        conn.execute("DETACH fresh")
+    os.replace(fresh, path)
+    Path(str(path) + ".wal").unlink(missing_ok=True)
+
+
+def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig = CurationConfig(),
+          now: datetime | None = None) -> PurgeReceipt:
+    if kind not in KINDS:
+        raise ValueError(f"purge by {kind!r}: only {', '.join(KINDS)}")
+    if not target or not reason.strip():
+        raise ValueError("a purge needs a target and a reason")
+    now = now or datetime.now(timezone.utc)
+    receipt = PurgeReceipt(
+        purge_id="p_" + hashlib.sha256(f"{kind}\x1f{target}\x1f{now.isoformat()}".encode()).hexdigest()[:16],
+        at=now.strftime("%Y-%m-%dT%H:%M:%SZ"), kind=kind,
+        target_sha256=hashlib.sha256(target.encode()).hexdigest(), reason=reason)
+    with store.connect(home.store) as conn:  # the exclusive lock: no nightly run interleaves
+        ingest.ensure_raw_tables(conn)
+        purged_lines = _purge_landing(home, kind, target, receipt)
+        conn.execute("BEGIN TRANSACTION")
+        for source, numbers in purged_lines.items():
+            # the file's accounting follows its lines, so the conservation check still holds
+            events = conn.execute(f"SELECT count(*) FROM raw.events WHERE source_file = ? AND {kind} = ?",
+                                  [source, target]).fetchone()[0]
+            quarantined = conn.execute(
+                "DELETE FROM raw.quarantine WHERE source_file = ? AND list_contains(?, line_no)",
+                [source, numbers]).fetchone()[0]
+            receipt.store_quarantine_rows += quarantined
+            path = home.landing / source
+            conn.execute(
+                """UPDATE raw.landed_files SET sha256 = $sha, bytes = $bytes, lines = lines - $lines,
+                       valid_events = valid_events - $events, quarantined_lines = quarantined_lines - $quarantined,
+                       duplicate_events = duplicate_events - ($lines - $events - $quarantined)
+                   WHERE source_file = $source""",
+                {"sha": ingest._file_sha256(path), "bytes": path.stat().st_size, "lines": len(numbers),
+                 "events": events, "quarantined": quarantined, "source": source})
+        receipt.store_events = conn.execute(f"DELETE FROM raw.events WHERE {kind} = ?", [target]).fetchone()[0]
+        if kind == "namespace":
+            _purge_decisions(home, conn, target, receipt)
+            if _exists(conn, "mart", "store_health"):
+                receipt.store_health_rows = conn.execute(
+                    "DELETE FROM mart.store_health WHERE namespace = ?", [target]).fetchone()[0]
+        conn.execute("COMMIT")
+        _purge_lake(home, conn, kind, target, receipt)
+        last = _latest_night(conn)
+        if last is not None:
+            derive_night(conn, last, cfg)
+            receipt.rederived_as_of = last.isoformat()
+    _compact(home.store)
+    if home.published.exists():
+        store.publish(home.store, home.published)
+    receipt.line_sha256.sort()
+    with open(home.root / LEDGER, "ab") as ledger:
+        ledger.write(orjson.dumps(asdict(receipt)) + b"\n")
+    return receipt
+
+
+def _exists(conn: duckdb.DuckDBPyConnection, schema: str, table: str) -> bool:
+    return conn.execute("select count(*) from duckdb_tables() where schema_name = ? and table_name = ?",
+                        [schema, table]).fetchone()[0] > 0
+
+
+def _latest_night(conn: duckdb.DuckDBPyConnection) -> datetime | None:
+    """The night the derived tables stand at: the latest ``as_of`` in any of them."""
+    tables = conn.execute("select schema_name, table_name from duckdb_columns() where column_name = 'as_of' "
+                          "and schema_name in ('core', 'mart')").fetchall()
+    nights = [conn.execute(f'select max(as_of) from "{s}"."{t}"').fetchone()[0] for s, t in tables]
+    nights = [n for n in nights if n is not None]
+    return max(nights) if nights else None

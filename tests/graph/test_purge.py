@@ -1,0 +1,140 @@
+"""Purge: after `memcurator purge`, no byte of the purged content is left in any file under the home.
+
+The home is built by the real nightly job on a persistent Dagster instance (so Dagster's run
+history is under the home too), with the target's content in plain and gzipped landing files,
+in quarantine, in a curator decision, in the lake, the store and the published snapshot. Before
+the purge the same scan finds every marker (the scan can fail); afterwards it finds none of the
+target's and all of the neighbour's.
+"""
+
+from __future__ import annotations
+
+import gzip
+from datetime import datetime, timezone
+
+import duckdb
+import orjson
+import pytest
+
+from memcurator import decisions, store
+from memcurator.home import HOME_ENV, Home
+from memcurator.purge import LEDGER, purge
+from memcurator.runner import run_nightly
+from tests.conftest import ev, write, write_jsonl
+
+GONE = "tenant-gone"
+STAYS = "tenant-stays"
+# long, distinct markers: one per place the content can reach
+MARKERS = {
+    "write": "zebracorn-ledger-9f3e1c retries need jittered backoff after the quartz outage",
+    "restated": "zebracorn-ledger-9f3e1c retries need a jittered backoff after quartz outages",
+    "gz": "xylophant-vault-41be77 keys rotate every fortnight on the vault cluster",
+    "bad": "quokkamancer-7d0a22 this line is truncated",
+    "query": "wombatrix-query-a5c9e0 how do retries work",
+    "decision": "narwhalist-reason-88e1f2 same lesson twice",
+}
+NEIGHBOUR = "pangolinade-keep-3c1d5e the stays tenant keeps this lesson"
+USER_TEXT = "ocelotry-user-b7e4a9 bob prefers invoices by post"
+
+
+def _files(root):
+    return [p for p in sorted(root.rglob("*")) if p.is_file()]
+
+
+def _readable_bytes(path) -> bytes:
+    """The file's bytes, plus what a reader recovers from it: gunzipped text, and every cell of a
+    DuckDB or Parquet file as text (their pages may be compressed, so raw bytes alone could hide it)."""
+    raw = path.read_bytes()
+    out = [raw]
+    if raw[:2] == b"\x1f\x8b":
+        out.append(gzip.decompress(raw))
+    if path.suffix == ".parquet":
+        with duckdb.connect() as conn:
+            out.append(repr(conn.execute(f"select * from read_parquet('{path}')").fetchall()).encode())
+    if path.suffix == ".duckdb":
+        with store.connect(path, read_only=True) as conn:
+            for (table,) in conn.execute("select '\"' || schema_name || '\".\"' || table_name || '\"' "
+                                         "from duckdb_tables()").fetchall():
+                out.append(repr(conn.execute(f"select * from {table}").fetchall()).encode())
+    return b"\n".join(out)
+
+
+def _found(home: Home, needles: list[str]) -> dict[str, list[str]]:
+    hits: dict[str, list[str]] = {}
+    for path in _files(home.root):
+        if path.name.endswith(".wal") or path.suffix in (".lock",):
+            data = path.read_bytes()
+        else:
+            data = _readable_bytes(path)
+        for needle in needles:
+            if needle.encode() in data:
+                hits.setdefault(needle, []).append(str(path.relative_to(home.root)))
+    return hits
+
+
+@pytest.fixture
+def built(tmp_path, monkeypatch) -> Home:
+    home = Home.from_env(tmp_path / "home").ensure()
+    monkeypatch.setenv(HOME_ENV, str(home.root))
+    monkeypatch.setenv("DAGSTER_HOME", str(home.dagster_home))
+    write_jsonl(home.landing / "2026-11-01" / "a.jsonl", [
+        write(MARKERS["write"], entry_id="g1", namespace=GONE, ts="2026-11-01T10:00:00Z", run_id="r1"),
+        write(MARKERS["restated"], entry_id="g2", namespace=GONE, ts="2026-11-01T11:00:00Z", run_id="r2"),
+        ev("memory.recall", {"query": MARKERS["query"], "results": [{"entry_id": "g1", "rank": 1, "injected": True}]},
+           namespace=GONE, ts="2026-11-01T12:00:00Z"),
+        '{"id": "bad-1", "type": "memory.write", "namespace": "' + GONE + '", "data": {"text": "' + MARKERS["bad"],
+        write(NEIGHBOUR, entry_id="s1", namespace=STAYS, ts="2026-11-01T10:00:00Z"),
+        write(USER_TEXT, entry_id="u1", namespace=STAYS, ts="2026-11-01T10:30:00Z", user_id="bob"),
+    ])
+    write_jsonl(home.landing / "2026-11-01" / "b.jsonl.gz", [
+        write(MARKERS["gz"], entry_id="g3", namespace=GONE, ts="2026-11-01T13:00:00Z"),
+    ], gz=True)
+    decisions.record(home.decisions, GONE, "cluster", "c_0000000000", "reject", MARKERS["decision"], "curator",
+                     now=datetime(2026, 11, 1, 23, tzinfo=timezone.utc))
+    outcome = run_nightly(home, "2026-11-01")
+    assert outcome.success
+    return home
+
+
+def test_purge_namespace_leaves_no_byte_of_it_under_the_home(built):
+    home = built
+    before = _found(home, [*MARKERS.values(), NEIGHBOUR])
+    assert set(before) == {*MARKERS.values(), NEIGHBOUR}, "the scan must see every marker before the purge"
+    assert any(p.startswith("store.duckdb") for p in before[MARKERS["write"]])
+    assert any(p.startswith("lake/") for p in before[MARKERS["write"]])
+    assert any(p.startswith("published/") for p in before[MARKERS["write"]])
+
+    receipt = purge(home, "namespace", GONE, "customer left: contract ended")
+    after = _found(home, [*MARKERS.values(), NEIGHBOUR, GONE])
+    assert set(after) == {NEIGHBOUR}, after
+    assert receipt.landing_lines == 5 and receipt.store_events == 4 and receipt.decision_files_deleted == 1
+    assert receipt.store_quarantine_rows == 1 and receipt.lake_rows == 4 and len(receipt.line_sha256) == 6
+
+    ledger = [orjson.loads(line) for line in (home.root / LEDGER).read_bytes().splitlines()]
+    assert ledger[-1]["purge_id"] == receipt.purge_id and ledger[-1]["reason"] == "customer left: contract ended"
+    # the neighbour is whole, and the next night neither re-ingests nor complains
+    with store.connect(home.published, read_only=True) as conn:
+        assert conn.execute("select namespace, entry_id from mart.recall_view order by all").fetchall() == \
+            [(STAYS, "s1"), (STAYS, "u1")]
+    night = run_nightly(home, "2026-11-02")
+    assert night.success
+    checks = {name: passed for _, name, passed in night.checks}
+    assert checks["every_landed_line_is_accounted_for"] and checks["event_ids_are_unique"]
+    with store.connect(home.store, read_only=True) as conn:
+        assert conn.execute("select count(*) from raw.events where namespace = ?", [GONE]).fetchone()[0] == 0
+        assert conn.execute("select count(*) from raw.events").fetchone()[0] == 2
+
+
+def test_purge_user_removes_only_that_users_events(built):
+    home = built
+    receipt = purge(home, "user_id", "bob", "right to erasure request 2026-11-30")
+    after = _found(home, [USER_TEXT, NEIGHBOUR, MARKERS["write"]])
+    assert USER_TEXT not in after and NEIGHBOUR in after and MARKERS["write"] in after
+    assert receipt.store_events == 1 and receipt.landing_lines == 1
+
+
+def test_purge_needs_a_reason_and_a_known_kind(built):
+    with pytest.raises(ValueError):
+        purge(built, "namespace", GONE, "  ")
+    with pytest.raises(ValueError):
+        purge(built, "agent_id", "x", "why")
