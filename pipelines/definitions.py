@@ -5,6 +5,7 @@ import dagster as dg
 import checks.compression
 import checks.contradictions
 import checks.entries
+import checks.expectations
 import checks.health
 import checks.ingest
 import checks.lifecycle
@@ -17,7 +18,7 @@ from pipelines.sensors import landing_folder_sensor, nightly_failure_sensor
 
 STAGE_MODULES = [ingest, entries, compression, contradictions, lifecycle, ranking, audit, health]
 CHECK_MODULES = [checks.ingest, checks.entries, checks.compression, checks.contradictions, checks.lifecycle,
-                 checks.health]
+                 checks.health, checks.expectations]
 
 
 def build_resources(home: str | dg.EnvVar | None = None, **curation) -> dict:

@@ -26,6 +26,7 @@ def fleet_home(home):
 
 
 SOFT_CHECKS = {("mart/recall_view", "active_set_near_duplicate_rate_below_limit"),  # warns until a curator approves
+               ("mart/store_health", "store_health_distributions"),  # the same signal, across namespaces
                ("raw/events", "quarantine_share_is_small")}
 
 
