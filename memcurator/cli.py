@@ -493,5 +493,19 @@ def crash_test_command(kills: int = typer.Option(20, help="How many runs to kill
         raise typer.Exit(1)
 
 
+@app.command("report")
+def report_command(out: Path = typer.Option(Path("reports/store-health.html"), "--out", help="The HTML file to write."),
+                   home: Optional[Path] = HomeOption) -> None:
+    """Write a self-contained HTML report of the store-health history (one chart per series)."""
+    from memcurator.report import write_report
+
+    try:
+        path = write_report(_published(_home(home)), out)
+    except ValueError as error:
+        console.print(f"[red]{error}[/]")
+        raise typer.Exit(1)
+    console.print(f"wrote {path}")
+
+
 if __name__ == "__main__":
     app()

@@ -1,0 +1,32 @@
+"""The store-health report: one chart per series over the nights, trends, and no memory content."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+from memcurator import ingest
+from memcurator.config import CurationConfig
+from memcurator.night import derive_night
+from memcurator.report import SERIES, write_report
+from tests.conftest import write, write_jsonl
+
+SECRET_TEXT = "retry the ledger call with jittered backoff"
+
+
+def test_report_draws_every_series_over_the_nights_without_entry_text(conn, home, tmp_path):
+    lines = [write(f"{SECRET_TEXT} variant {i}", entry_id=f"e{i}", ts=f"2026-11-0{1 + i % 3}T10:00:00Z") for i in range(9)]
+    write_jsonl(home.landing / "f.jsonl", lines)
+    ingest.ingest_landing(conn, home.landing, None, CurationConfig())
+    for night in range(3):
+        derive_night(conn, datetime(2026, 11, 2) + timedelta(days=night), CurationConfig())
+    conn.execute("CHECKPOINT")
+    conn.close()
+    page = write_report(home.store, tmp_path / "r.html", generated=datetime(2026, 11, 5)).read_text()
+    # a series with no values (no injections, no conflicts here) says so instead of drawing an empty chart
+    assert page.count("<svg") + page.count('class="none"') == len(SERIES) and page.count("<svg") >= 9
+    assert "3 nights, 2026-11-01 to 2026-11-03" in page
+    # entries written so far grow 3 -> 6 -> 9: the chart's last point and the headline say 9
+    assert re.search(r'id="entries"><h2>Entries written so far: 9</h2>', page)
+    assert "rising over the last 3 nights" in page
+    assert "ledger" not in page and "<script" not in page
