@@ -8,7 +8,7 @@ UV_VERSION := 0.13.9
 export MEMCURATOR_HOME ?= $(CURDIR)/.memcurator
 export DAGSTER_HOME ?= $(MEMCURATOR_HOME)/dagster
 
-.PHONY: setup demo test test-shared eval ui sql bench clean lock
+.PHONY: setup demo test test-shared test-ui browser eval ui sql bench clean lock crash
 
 setup: $(VENV)/.installed
 
@@ -25,11 +25,21 @@ demo: setup
 
 ## The test suite that needs nothing outside the repository.
 test: setup
-	$(BIN)/pytest -m "not shared_data" -q
+	$(BIN)/pytest -m "not shared_data and not ui" -q
 
 ## Tests on the real external files in ../shared/data.
 test-shared: setup
 	$(BIN)/pytest -m shared_data -q
+
+## The Dagster UI in headless Chromium (lineage and check results; screenshots in reports/ui/).
+test-ui: setup browser
+	$(BIN)/pytest -m ui -q
+
+## Debian's chromium for the browser test (apt-get; as root or through sudo).
+browser:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
+		{ if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
+		  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium; fi; }
 
 ## Dagster UI on http://127.0.0.1:3000 (schedule and sensors on by default).
 ui: setup
@@ -50,3 +60,7 @@ clean:
 ## Every evaluation on ../shared/data: JSON in reports/eval, docs/evaluation.md, floors enforced.
 eval: setup
 	$(BIN)/memcurator eval-suite --data ../shared/data --out-dir reports/eval --report docs/evaluation.md
+
+## kill -9 the nightly run 20 times at random moments; every store must open and converge.
+crash: setup
+	$(BIN)/memcurator crash-test --kills 20 --out reports/crash.json
