@@ -128,29 +128,32 @@ def candidate_pairs(entries: pl.DataFrame, similar: pl.DataFrame) -> pl.DataFram
 
     ``entries``: namespace, entry_id, tags, first_written_at. ``similar``: namespace, entry_a, entry_b.
     """
-    order = entries.select("namespace", "entry_id", "first_written_at")
-    # same_subject: the pair shares its subject key; otherwise it is only lexically similar
+    order = entries.select("namespace", "entry_id", pl.col("first_written_at").alias("t"))
+    older = lambda a, b: (pl.col(f"t{a}") < pl.col(f"t{b}")) | (  # noqa: E731
+        (pl.col(f"t{a}") == pl.col(f"t{b}")) & (pl.col(f"entry{a}") < pl.col(f"entry{b}")))
+    # same_subject: the pair shares its subject key; each pair is generated once, oriented so that
+    # entry_a is the older one (first written, then id)
     tagged = (entries.filter(pl.col("tags").list.len() > 0)
-              .select("namespace", "entry_id", pl.col("tags").list.sort().list.join("\x1f").alias("subject")))
+              .select("namespace", pl.col("entry_id").alias("entry"), pl.col("first_written_at").alias("t"),
+                      pl.col("tags").list.sort().list.join("\x1f").alias("subject")))
     sizes = tagged.group_by("namespace", "subject").len()
     tagged = tagged.join(sizes.filter(pl.col("len") <= SUBJECT_GROUP_CAP), on=["namespace", "subject"]).drop("len")
     by_tag = (tagged.join(tagged, on=["namespace", "subject"], suffix="_b")
-              .filter(pl.col("entry_id") != pl.col("entry_id_b"))
-              .select("namespace", pl.col("entry_id").alias("x"), pl.col("entry_id_b").alias("y"),
-                      pl.lit(True).alias("same_subject")))
-    by_sim = similar.select("namespace", pl.col("entry_a").alias("x"), pl.col("entry_b").alias("y"),
-                            pl.lit(False).alias("same_subject"))
-    pairs = pl.concat([by_tag, by_sim])
-    # orient: entry_a is the older one (first written, then id)
-    pairs = (pairs.join(order.rename({"entry_id": "x", "first_written_at": "tx"}), on=["namespace", "x"])
-             .join(order.rename({"entry_id": "y", "first_written_at": "ty"}), on=["namespace", "y"]))
-    older_x = (pl.col("tx") < pl.col("ty")) | ((pl.col("tx") == pl.col("ty")) & (pl.col("x") < pl.col("y")))
-    return (pairs.select("namespace",
-                         pl.when(older_x).then("x").otherwise("y").alias("entry_a"),
-                         pl.when(older_x).then("y").otherwise("x").alias("entry_b"),
-                         "same_subject")
-            .group_by("namespace", "entry_a", "entry_b").agg(pl.col("same_subject").any())
-            .sort("namespace", "entry_a", "entry_b"))
+              .rename({"entry": "entry_a", "t": "t_a"})
+              .filter(older("_a", "_b"))
+              .select("namespace", "entry_a", "entry_b", pl.lit(True).alias("same_subject")))
+    # otherwise it is only lexically similar: a verified near-duplicate pair, oriented the same way
+    by_sim = (similar.rename({"entry_a": "x", "entry_b": "y"})
+              .join(order.rename({"entry_id": "x", "t": "t_x"}), on=["namespace", "x"])
+              .join(order.rename({"entry_id": "y", "t": "t_y"}), on=["namespace", "y"])
+              .rename({"x": "entry_x", "y": "entry_y"})
+              .select("namespace",
+                      pl.when(older("_x", "_y")).then("entry_x").otherwise("entry_y").alias("entry_a"),
+                      pl.when(older("_x", "_y")).then("entry_y").otherwise("entry_x").alias("entry_b"),
+                      pl.lit(False).alias("same_subject"))
+              .join(by_tag, on=["namespace", "entry_a", "entry_b"], how="anti")
+              .unique())
+    return pl.concat([by_tag, by_sim]).sort("namespace", "entry_a", "entry_b")
 
 
 def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:

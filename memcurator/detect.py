@@ -68,51 +68,67 @@ def _stem_lists(series: pl.Series) -> pl.Series:
     return series.list.eval(pl.element().replace_strict(mapping, default=pl.element()))
 
 
+def features(texts: pl.Series) -> pl.DataFrame:
+    """Everything the judge reads from one text, computed once per distinct text (a text takes part
+    in many pairs): negation cues, content stems, values, identifiers, change markers."""
+    drop = sorted(STOPWORDS | set(NEGATION_CUES))
+    is_num = r"^\d+(\.\d+)?$"
+    f = pl.DataFrame({"_text": texts.unique()}).with_columns(_tokens("_text").alias("_t"))
+    f = f.with_columns(_stem_lists(f["_t"]).alias("_s"))
+    f = f.with_columns(
+        pl.col("_t").list.eval(pl.element().is_in(NEGATION_CUES)).list.sum().alias("_neg"),
+        pl.col("_s").list.eval(pl.element().filter(~pl.element().is_in(drop))).list.unique().alias("_c"),
+        pl.col("_t").list.eval(pl.element().filter(pl.element().str.contains(is_num) | pl.element().is_in(VALUE_WORDS)))
+        .list.unique().list.sort().alias("_v"),
+        pl.col("_text").str.to_lowercase().str.contains(CHANGE).alias("_chg"),
+        pl.col("_text").str.to_lowercase().str.extract_all(IDENTIFIER).list.unique().list.sort().alias("_id"),
+    )
+    return f.with_columns(
+        pl.col("_c").list.eval(pl.element().filter(~pl.element().str.contains(is_num)
+                                                   & ~pl.element().is_in(VALUE_WORDS))).alias("_n"),
+        pl.col("_c").list.eval(pl.element().replace_strict(ANTONYM_MAP, default=None)).list.drop_nulls().alias("_ant"),
+    ).drop("_t", "_s")
+
+
 def judge(pairs: pl.DataFrame, settings: JudgeSettings = JudgeSettings()) -> pl.DataFrame:
     """Adds is_conflict, kind (negation/value/change or null), confidence and evidence to the pairs."""
     if pairs.height == 0:
         return pairs.with_columns(pl.lit(None, pl.String).alias("kind"), pl.lit(False).alias("is_conflict"),
                                   pl.lit(0.0).alias("confidence"), pl.lit(None, pl.String).alias("evidence"))
-    f = pairs.with_columns(_tokens("text_a").alias("_ta"), _tokens("text_b").alias("_tb"))
-    f = f.with_columns(_stem_lists(f["_ta"]).alias("_sa"), _stem_lists(f["_tb"]).alias("_sb"))
-    drop = sorted(STOPWORDS | set(NEGATION_CUES))
-    is_num = r"^\d+(\.\d+)?$"
+    feats = features(pl.concat([pairs["text_a"], pairs["text_b"]]))
+    side = lambda s: feats.rename({c: (f"text_{s}" if c == "_text" else f"{c}{s}") for c in feats.columns})  # noqa: E731
+    f = (pairs.with_row_index("_row")
+         .join(side("a"), on="text_a", how="left").join(side("b"), on="text_b", how="left").sort("_row"))
+    f = f.rename({"_nega": "_neg_a", "_negb": "_neg_b"})
+    f = f.with_columns((pl.col("_chga") | pl.col("_chgb")).alias("_change"))
+    # content overlap for every pair: one set operation (the lists hold unique stems, so the union's
+    # size follows from the sizes); the costlier measures run only on the pairs that can use them
+    f = f.with_columns(pl.col("_ca").list.set_intersection(pl.col("_cb")).list.len().alias("_inter"),
+                       pl.col("_ca").list.len().alias("_lena"), pl.col("_cb").list.len().alias("_lenb"))
+    f = f.with_columns((pl.col("_lena") + pl.col("_lenb") - pl.col("_inter")).alias("_union"),
+                       pl.min_horizontal("_lena", "_lenb").alias("_smaller"))
     f = f.with_columns(
-        pl.col("_ta").list.eval(pl.element().is_in(NEGATION_CUES)).list.sum().alias("_neg_a"),
-        pl.col("_tb").list.eval(pl.element().is_in(NEGATION_CUES)).list.sum().alias("_neg_b"),
-        pl.col("_sa").list.eval(pl.element().filter(~pl.element().is_in(drop))).list.unique().alias("_ca"),
-        pl.col("_sb").list.eval(pl.element().filter(~pl.element().is_in(drop))).list.unique().alias("_cb"),
-        pl.col("_ta").list.eval(pl.element().filter(pl.element().str.contains(is_num) | pl.element().is_in(VALUE_WORDS)))
-        .list.unique().list.sort().alias("_va"),
-        pl.col("_tb").list.eval(pl.element().filter(pl.element().str.contains(is_num) | pl.element().is_in(VALUE_WORDS)))
-        .list.unique().list.sort().alias("_vb"),
-        (pl.col("text_a").str.to_lowercase().str.contains(CHANGE) | pl.col("text_b").str.to_lowercase().str.contains(CHANGE))
-        .alias("_change"),
-        pl.col("text_a").str.to_lowercase().str.extract_all(IDENTIFIER).list.unique().list.sort().alias("_ida"),
-        pl.col("text_b").str.to_lowercase().str.extract_all(IDENTIFIER).list.unique().list.sort().alias("_idb"),
-    )
+        pl.when(pl.col("_union") > 0).then(pl.col("_inter") / pl.col("_union")).otherwise(0.0).alias("_overlap"),
+        pl.when(pl.col("_smaller") > 0).then(pl.col("_inter") / pl.col("_smaller")).otherwise(0.0).alias("_containment"))
+    # value: the overlap of everything but the values, where both sides state different values about the same ids
+    maybe_value = ((pl.col("_va").list.len() > 0) & (pl.col("_vb").list.len() > 0) & (pl.col("_va") != pl.col("_vb"))
+                   & (pl.col("_ida") == pl.col("_idb")))
+    rest = (f.filter(maybe_value).select(
+        "_row", pl.col("_na").list.set_intersection(pl.col("_nb")).list.len().alias("_ia"),
+        (pl.col("_na").list.len() + pl.col("_nb").list.len()).alias("_sizes"))
+        .select("_row", pl.when(pl.col("_sizes") - pl.col("_ia") > 0)
+                .then(pl.col("_ia") / (pl.col("_sizes") - pl.col("_ia"))).otherwise(0.0).alias("_rest_overlap")))
     # antonym: a content word of one side whose antonym is on the other side (and not on its own)
-    antonym_of = lambda c: pl.col(c).list.eval(  # noqa: E731
-        pl.element().replace_strict(ANTONYM_MAP, default=None)).list.drop_nulls()
-    f = f.with_columns(
-        antonym_of("_ca").list.set_difference(pl.col("_ca")).list.set_intersection(
-            pl.col("_cb").list.set_difference(pl.col("_ca"))).alias("_anto"))
-    inter = pl.col("_ca").list.set_intersection(pl.col("_cb")).list.len()
-    union = pl.col("_ca").list.set_union(pl.col("_cb")).list.len()
-    smaller = pl.min_horizontal(pl.col("_ca").list.len(), pl.col("_cb").list.len())
-    f = f.with_columns(pl.when(union > 0).then(inter / union).otherwise(0.0).alias("_overlap"),
-                       pl.when(smaller > 0).then(inter / smaller).otherwise(0.0).alias("_containment"))
-    nonvalue = lambda c: pl.col(c).list.eval(pl.element().filter(~pl.element().str.contains(is_num)  # noqa: E731
-                                                                 & ~pl.element().is_in(VALUE_WORDS)))
-    ia = nonvalue("_ca").list.set_intersection(nonvalue("_cb")).list.len()
-    ua = nonvalue("_ca").list.set_union(nonvalue("_cb")).list.len()
-    f = f.with_columns(pl.when(ua > 0).then(ia / ua).otherwise(0.0).alias("_rest_overlap"))
+    anto = (f.filter(pl.col("_anta").list.len() > 0).select(
+        "_row", pl.col("_anta").list.set_difference(pl.col("_ca")).list.set_intersection(
+            pl.col("_cb").list.set_difference(pl.col("_ca"))).alias("_anto")))
+    f = (f.join(rest, on="_row", how="left").join(anto, on="_row", how="left")
+         .with_columns(pl.col("_rest_overlap").fill_null(0.0), pl.col("_anto").fill_null([]), maybe_value.alias("_maybe_value")))
+    inter, union = pl.col("_inter"), pl.col("_union")
     # the negated claim is usually the shorter one: measure how much of the smaller side the other repeats
     negation = ((pl.col("_neg_a") > 0) != (pl.col("_neg_b") > 0)) & (
         (pl.col("_overlap") >= settings.negation_overlap) | (pl.col("_containment") >= settings.negation_containment))
-    same_ids = pl.col("_ida") == pl.col("_idb")
-    value = ((pl.col("_va").list.len() > 0) & (pl.col("_vb").list.len() > 0) & (pl.col("_va") != pl.col("_vb"))
-             & (pl.col("_rest_overlap") >= settings.value_overlap) & same_ids)
+    value = pl.col("_maybe_value") & (pl.col("_rest_overlap") >= settings.value_overlap)
     change = pl.col("_change") & (pl.col("_overlap") >= settings.change_overlap)
     # the antonym pair itself counts as agreement when measuring the overlap of the rest
     anto_overlap = (inter + 2 * pl.col("_anto").list.len()) / pl.max_horizontal(union, 1)
