@@ -507,5 +507,39 @@ def report_command(out: Path = typer.Option(Path("reports/store-health.html"), "
     console.print(f"wrote {path}")
 
 
+@app.command("bench")
+def bench_command(entries: int = typer.Option(100_000, help="Entries (memory writes) in the generated fleet."),
+                  namespaces: int = typer.Option(1_000, help="Namespaces they spread over."),
+                  words: int = typer.Option(60, help="Words per entry."),
+                  churn: float = typer.Option(0.0, help="Share of new writes for a second, incremental night."),
+                  baseline_entries: int = typer.Option(20_000, help="Entries the naive datasketch baseline runs on."),
+                  recall_entries: int = typer.Option(0, help="Also time recall() on one namespace of this many entries."),
+                  workdir: Path = typer.Option(Path("reports/bench-home"), help="Scratch home (emptied first)."),
+                  out: Optional[Path] = typer.Option(None, "--out", help="Write the result as JSON here.")) -> None:
+    """Time the nightly derivation stage by stage on a generated fleet, against a naive baseline."""
+    import orjson
+
+    from memcurator.bench import recall_latency, run_bench
+
+    shutil.rmtree(workdir, ignore_errors=True)
+    result = run_bench(workdir / "fleet", entries, namespaces, words, churn, baseline_entries=baseline_entries,
+                       progress=console.print)
+    if recall_entries:
+        result["recall"] = recall_latency(workdir / "recall", recall_entries)
+        console.print(f"recall on a {recall_entries:,}-entry namespace, warm: p50 {result['recall']['p50_ms']} ms, "
+                      f"p95 {result['recall']['p95_ms']} ms")
+    grid = RichTable(title=f"nightly derivation, {entries:,} entries")
+    for col in ("stage", "wall s", "cpu s", "rss MB", "entries/s"):
+        grid.add_column(col, justify="left" if col == "stage" else "right")
+    for s in result["stages"]:
+        grid.add_row(s["name"], f"{s['wall_s']:.2f}", f"{s['cpu_s']:.2f}", f"{s['rss_mb']:,.0f}", f"{s['entries_per_s']:,.0f}")
+    console.print(grid)
+    shutil.rmtree(workdir, ignore_errors=True)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))
+        console.print(f"wrote {out}")
+
+
 if __name__ == "__main__":
     app()

@@ -1,0 +1,257 @@
+"""`memcurator bench`: the nightly derivation timed stage by stage on a generated fleet, against a
+naive datasketch baseline on the same data.
+
+The fleet (seeded, numpy-vectorised, so a million entries generate in seconds): ``entries``
+lesson writes of ``words`` words from a Zipf vocabulary of made-up words, spread over
+``namespaces`` and 60 days; a share of them are restatements of an earlier entry of their
+namespace with some words replaced (groups of 2-6). The truth is every pair of one group whose
+word sets have Jaccard >= 0.6 (computed exactly), kept outside the log.
+
+Per stage: wall time, CPU time, RSS after the stage, and entries/s; peak RSS of the process.
+The near-duplicate stage's pair recall and precision are measured against the truth. The naive
+baseline (one datasketch ``MinHash`` per entry, ``MinHashLSH(threshold=0.6)`` insert and query per
+namespace) runs on a sample of namespaces (``baseline_entries``) and is compared per entry.
+``churn`` adds that share of new and changed writes after the full night and times the next one.
+"""
+
+from __future__ import annotations
+
+import gc
+import resource
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from memcurator import ingest, store
+from memcurator.config import CurationConfig
+from memcurator.home import Home
+from memcurator.night import STEPS
+
+START = datetime(2026, 9, 1)
+DAYS = 60
+VOCABULARY = 30_000
+JACCARD = 0.6
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+@dataclass
+class Fleet:
+    frame: pl.DataFrame          # namespace, entry_id, ts, text, group (-1 when unique)
+    truth: set = field(default_factory=set)   # (namespace, entry_a, entry_b) with a < b
+
+
+def _words(rng: np.random.Generator) -> np.ndarray:
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    lengths = rng.integers(4, 10, VOCABULARY)
+    raw = ["".join(rng.choice(letters, n)) for n in lengths]
+    return np.array(sorted(set(raw)))
+
+
+def generate(entries: int, namespaces: int, words: int = 60, seed: int = 1, restated_share: float = 0.3,
+             id_prefix: str = "b") -> Fleet:
+    rng = np.random.default_rng(seed)
+    vocab = _words(rng)
+    ranks = np.arange(1, len(vocab) + 1)
+    p = 1.0 / ranks ** 1.05
+    p /= p.sum()
+    tokens = rng.choice(len(vocab), size=(entries, words), p=p)
+    ns = rng.integers(0, namespaces, entries)
+    group = np.full(entries, -1)
+    # restatements: an entry copies an earlier entry of its namespace and replaces 5-30 % of the words
+    restated = np.flatnonzero(rng.random(entries) < restated_share)
+    by_ns: dict[int, list[int]] = {}
+    position = np.zeros(entries, dtype=np.int64)
+    for i in range(entries):
+        pool = by_ns.setdefault(int(ns[i]), [])
+        position[i] = len(pool)
+        pool.append(i)
+    for i in restated:
+        pool = by_ns[int(ns[i])]
+        if position[i] == 0:
+            continue
+        source = pool[rng.integers(max(0, position[i] - 50), position[i])]
+        anchor = group[source] if group[source] >= 0 else source
+        group[source] = anchor
+        group[i] = anchor
+        replace = rng.random(words) < rng.uniform(0.05, 0.3)
+        tokens[i] = np.where(replace, rng.choice(len(vocab), size=words, p=p), tokens[anchor])
+    texts = [" ".join(vocab[row]) for row in tokens]
+    seconds = np.sort(rng.integers(0, DAYS * 86_400, entries))
+    frame = pl.DataFrame({
+        "namespace": [f"ns-{n:05d}" for n in ns],
+        "entry_id": [f"{id_prefix}{i:08d}" for i in range(entries)],
+        "ts": [START + timedelta(seconds=int(s)) for s in seconds],
+        "text": texts,
+        "group": group,
+    })
+    truth = set()
+    members: dict[int, list[int]] = {}
+    for i in np.flatnonzero(group >= 0):
+        members.setdefault(int(group[i]), []).append(int(i))
+    sets = {}
+    for idx in members.values():
+        for a, b in combinations(sorted(idx), 2):
+            sa = sets.setdefault(a, set(tokens[a]))
+            sb = sets.setdefault(b, set(tokens[b]))
+            if len(sa & sb) / len(sa | sb) >= JACCARD:
+                truth.add((f"ns-{ns[a]:05d}", f"{id_prefix}{a:08d}", f"{id_prefix}{b:08d}"))
+    return Fleet(frame, truth)
+
+
+def land(fleet: Fleet, landing: Path, name: str) -> Path:
+    """The fleet as memory.write events, one JSONL file."""
+    events = fleet.frame.select(
+        ("ev-" + pl.col("entry_id") + "-" + pl.col("ts").dt.strftime("%Y%m%d%H%M%S")).alias("id"),
+        pl.lit("memory.write").alias("type"),
+        pl.col("ts").dt.strftime("%Y-%m-%dT%H:%M:%SZ").alias("ts"),
+        "namespace",
+        pl.struct("entry_id", "text", pl.lit("lesson").alias("class")).alias("data"))
+    path = landing / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    events.write_ndjson(path)
+    return path
+
+
+@dataclass
+class Stage:
+    name: str
+    wall_s: float
+    cpu_s: float
+    rss_mb: float
+    entries_per_s: float
+
+
+def _timed(name: str, fn, entries: int) -> Stage:
+    gc.collect()
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return Stage(name, round(wall, 3), round(cpu, 3), round(_rss_mb(), 1), round(entries / wall, 1) if wall else 0.0)
+
+
+def derive(conn, as_of: datetime, cfg: CurationConfig, entries: int) -> list[Stage]:
+    return [_timed(name, lambda b=build: b(conn, as_of, cfg), entries) for name, build in STEPS]
+
+
+def pair_quality(found: set, truth: set) -> dict:
+    hit = len(found & truth)
+    return {"pairs_found": len(found), "pairs_true": len(truth),
+            "recall": round(hit / len(truth), 4) if truth else 1.0,
+            "precision": round(hit / len(found), 4) if found else 1.0}
+
+
+def naive_baseline(fleet: Fleet, max_entries: int, num_perm: int = 128) -> dict:
+    """datasketch as most projects use it: one MinHash per entry, one LSH per namespace."""
+    from datasketch import MinHash, MinHashLSH
+
+    sizes = fleet.frame.group_by("namespace").len().sort("namespace")
+    chosen, total = [], 0
+    for ns, n in sizes.iter_rows():
+        if total + n > max_entries and chosen:
+            break
+        chosen.append(ns)
+        total += n
+    sample = fleet.frame.filter(pl.col("namespace").is_in(chosen)).sort("ts", "entry_id")
+    found = set()
+    started = time.perf_counter()
+    for ns, rows in sample.group_by("namespace", maintain_order=True):
+        lsh = MinHashLSH(threshold=JACCARD, num_perm=num_perm)
+        signatures = {}
+        for entry, text in zip(rows["entry_id"], rows["text"]):
+            m = MinHash(num_perm=num_perm)
+            for word in set(text.split()):
+                m.update(word.encode())
+            for other in lsh.query(m):
+                a, b = sorted((other, entry))
+                sa, sb = signatures[other], set(text.split())
+                if len(sa & sb) / len(sa | sb) >= JACCARD:  # verified, as the pipeline does
+                    found.add((ns[0], a, b))
+            lsh.insert(entry, m)
+            signatures[entry] = set(text.split())
+    wall = time.perf_counter() - started
+    truth = {t for t in fleet.truth if t[0] in set(chosen)}
+    return {"entries": sample.height, "namespaces": len(chosen), "wall_s": round(wall, 3),
+            "entries_per_s": round(sample.height / wall, 1)} | pair_quality(found, truth)
+
+
+def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, churn: float = 0.0, seed: int = 1,
+              baseline_entries: int = 20_000, progress=print) -> dict:
+    cfg = CurationConfig()
+    home = Home.from_env(workdir).ensure()
+    t = time.perf_counter()
+    fleet = generate(entries, namespaces, words, seed)
+    land(fleet, home.landing, "fleet.jsonl")
+    progress(f"generated {entries:,} entries in {namespaces:,} namespaces in {time.perf_counter() - t:.1f} s "
+             f"({len(fleet.truth):,} true pairs)")
+    as_of = START + timedelta(days=DAYS + 1)
+    with store.connect(home.store) as conn:
+        stages = [_timed("ingest", lambda: ingest.ingest_landing(conn, home.landing, None, cfg), entries)]
+        stages += derive(conn, as_of, cfg, entries)
+        found = {tuple(r) for r in conn.execute(
+            "select namespace, least(entry_a, entry_b), greatest(entry_a, entry_b) from core.near_duplicate_pairs").fetchall()}
+    derivation = round(sum(s.wall_s for s in stages if s.name != "ingest"), 3)
+    progress(f"derivation {derivation:.1f} s (ingest {stages[0].wall_s:.1f} s), peak RSS {_peak_mb():,.0f} MB")
+    near = next(s for s in stages if s.name == "core.near_duplicate_pairs")
+    result = {
+        "entries": entries, "namespaces": namespaces, "words": words, "seed": seed,
+        "stages": [asdict(s) for s in stages], "derivation_wall_s": derivation,
+        "ingest_wall_s": stages[0].wall_s, "peak_rss_mb": round(_peak_mb(), 1),
+        "near_duplicates": pair_quality(found, fleet.truth) | {"entries_per_s": near.entries_per_s},
+    }
+    baseline = naive_baseline(fleet, baseline_entries)
+    result["baseline"] = baseline
+    result["near_duplicate_speedup"] = round(near.entries_per_s / baseline["entries_per_s"], 1)
+    progress(f"near-duplicates: {near.entries_per_s:,.0f} entries/s, recall {result['near_duplicates']['recall']}; "
+             f"naive datasketch: {baseline['entries_per_s']:,.0f} entries/s, recall {baseline['recall']} "
+             f"-> {result['near_duplicate_speedup']}x")
+    if churn:
+        changed = generate(max(1, int(entries * churn)), namespaces, words, seed + 1, id_prefix="c")
+        land(changed, home.landing, "churn.jsonl")
+        with store.connect(home.store) as conn:
+            night = [_timed("ingest", lambda: ingest.ingest_landing(conn, home.landing, None, cfg), entries)]
+            night += derive(conn, as_of + timedelta(days=1), cfg, entries)
+        churn_wall = round(sum(s.wall_s for s in night if s.name != "ingest"), 3)
+        result["churn"] = {"share": churn, "writes": changed.frame.height, "derivation_wall_s": churn_wall,
+                           "ratio_to_full": round(churn_wall / derivation, 3), "stages": [asdict(s) for s in night]}
+        progress(f"churn night ({churn:.1%}): {churn_wall:.1f} s = {churn_wall / derivation:.0%} of the full night")
+    return result
+
+
+def recall_latency(workdir: Path, entries: int = 50_000, queries: int = 500, seed: int = 3) -> dict:
+    """recall() on one namespace of ``entries``, warm: p50/p95/p99 over queries drawn from the texts."""
+    from memcurator.recall import recall
+
+    home = Home.from_env(workdir).ensure()
+    fleet = generate(entries, 1, 30, seed)
+    land(fleet, home.landing, "one-namespace.jsonl")
+    cfg = CurationConfig()
+    with store.connect(home.store) as conn:
+        ingest.ingest_landing(conn, home.landing, None, cfg)
+        derive(conn, START + timedelta(days=DAYS + 1), cfg, entries)
+        conn.execute("CHECKPOINT")
+    store.publish(home.store, home.published)
+    rng = np.random.default_rng(seed)
+    texts = fleet.frame["text"].to_list()
+    asked = [" ".join(rng.choice(texts[i].split(), 4, replace=False)) for i in rng.integers(0, entries, queries)]
+    recall(asked[0], "ns-00000", home.published, k=10)  # warm: the index is built once and cached
+    times = []
+    for q in asked:
+        t = time.perf_counter()
+        recall(q, "ns-00000", home.published, k=10)
+        times.append((time.perf_counter() - t) * 1000)
+    p50, p95, p99 = np.percentile(times, [50, 95, 99])
+    return {"entries": entries, "queries": queries, "p50_ms": round(float(p50), 2), "p95_ms": round(float(p95), 2),
+            "p99_ms": round(float(p99), 2)}
