@@ -541,5 +541,22 @@ def bench_command(entries: int = typer.Option(100_000, help="Entries (memory wri
         console.print(f"wrote {out}")
 
 
+@app.command("bench-report")
+def bench_report_command(results: list[Path] = typer.Argument(..., exists=True, dir_okay=False),
+                         out: Path = typer.Option(Path("docs/performance.md"), "--out")) -> None:
+    """docs/performance.md (and its scaling plot) from `memcurator bench --out` JSON files."""
+    import orjson
+
+    from memcurator.bench import write_report
+
+    loaded = [orjson.loads(p.read_bytes()) for p in results]
+    commands = [f"memcurator bench --entries {r['entries']} --namespaces {r['namespaces']} --words {r['words']}"
+                + (f" --churn {r['churn']['share']}" if "churn" in r else "")
+                + (f" --recall-entries {r['recall']['entries']}" if "recall" in r else "") + f" --out {p}"
+                for r, p in zip(loaded, results)]
+    write_report(loaded, commands + [f"memcurator bench-report {' '.join(map(str, results))}"], out)
+    console.print(f"wrote {out}")
+
+
 if __name__ == "__main__":
     app()
