@@ -66,8 +66,9 @@ def generate(entries: int, namespaces: int, words: int = 60, seed: int = 1, rest
     vocab = _words(rng)
     ranks = np.arange(1, len(vocab) + 1)
     p = 1.0 / ranks ** 1.05
-    p /= p.sum()
-    tokens = rng.choice(len(vocab), size=(entries, words), p=p)
+    cdf = np.cumsum(p / p.sum())
+    draw = lambda shape: np.minimum(np.searchsorted(cdf, rng.random(shape)), len(vocab) - 1)  # noqa: E731
+    tokens = draw((entries, words))
     ns = rng.integers(0, namespaces, entries)
     group = np.full(entries, -1)
     # restatements: an entry copies an earlier entry of its namespace and replaces 5-30 % of the words
@@ -87,7 +88,7 @@ def generate(entries: int, namespaces: int, words: int = 60, seed: int = 1, rest
         group[source] = anchor
         group[i] = anchor
         replace = rng.random(words) < rng.uniform(0.05, 0.3)
-        tokens[i] = np.where(replace, rng.choice(len(vocab), size=words, p=p), tokens[anchor])
+        tokens[i] = np.where(replace, draw(words), tokens[anchor])
     texts = [" ".join(vocab[row]) for row in tokens]
     seconds = np.sort(rng.integers(0, DAYS * 86_400, entries))
     frame = pl.DataFrame({
