@@ -321,6 +321,21 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
         rc = recalls[-1]
         out += ["", f"`recall()` on one namespace of {rc['entries']:,} entries, warm, {rc['queries']} queries: "
                     f"p50 {rc['p50_ms']} ms, p95 {rc['p95_ms']} ms, p99 {rc['p99_ms']} ms."]
+    out += ["", "Against the targets (issue 8), from the largest run:", ""]
+    met = lambda ok: "met" if ok else "**not met**"  # noqa: E731
+    out.append(f"- 1M entries, derivation <= 60 s: {largest['derivation_wall_s']:.0f} s at {largest['entries']:,} entries "
+               f"({met(largest['entries'] >= 1_000_000 and largest['derivation_wall_s'] <= 60)})")
+    out.append(f"- peak RSS <= 4 GB: {largest['peak_rss_mb'] / 1024:.1f} GB, generation and ingest included "
+               f"({met(largest['peak_rss_mb'] <= 4096)})")
+    out.append(f"- near-duplicate stage >= 20x the naive baseline at equal or better recall: "
+               f"{largest['near_duplicate_speedup']}x, recall {largest['near_duplicates']['recall']} vs "
+               f"{largest['baseline']['recall']} ({met(largest['near_duplicate_speedup'] >= 20)})")
+    if "churn" in largest:
+        out.append(f"- 1 % churn night <= 10 % of a full night: {largest['churn']['ratio_to_full']:.0%} "
+                   f"({met(largest['churn']['ratio_to_full'] <= 0.10)}: nothing is reused between nights yet)")
+    if recalls:
+        out.append(f"- recall() p95 <= 20 ms on a 50k-entry namespace, warm: {recalls[-1]['p95_ms']} ms "
+                   f"({met(recalls[-1]['p95_ms'] <= 20 and recalls[-1]['entries'] >= 50_000)})")
     out += ["", "Commands:", "", "```sh", *commands, "```", ""]
     return "\n".join(out)
 
