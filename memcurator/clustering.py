@@ -116,12 +116,26 @@ _PAIR_SCHEMA = {"namespace": pl.String, "entry_a": pl.String, "entry_b": pl.Stri
 
 
 def near_duplicate_pairs(entries: pl.DataFrame, cfg: CurationConfig) -> pl.DataFrame:
-    """Verified pairs from (namespace, entry_id, norm_text, first_written_at); never across namespaces."""
+    """Verified pairs from (namespace, entry_id, norm_text, first_written_at); never across namespaces.
+
+    Namespaces are taken in passes of whole namespaces holding about ``near_duplicate_chunk_entries``
+    entries, so memory follows the pass, not the store; pairs never cross a namespace, so the passes
+    give the same table as one pass (tested)."""
     if entries.height < 2:
         return pl.DataFrame(schema=_PAIR_SCHEMA)
     if "tags" not in entries.columns:
         entries = entries.with_columns(pl.lit([], dtype=pl.List(pl.String)).alias("tags"))
     docs = entries.sort("namespace", "first_written_at", "entry_id").with_row_index("doc")
+    sizes = docs.group_by("namespace", maintain_order=True).len()
+    passes = (sizes["len"].cum_sum() - 1) // max(cfg.near_duplicate_chunk_entries, 1)
+    out = []
+    for index in passes.unique(maintain_order=True):
+        chosen = sizes.filter(passes == index)["namespace"]
+        out.append(_pairs_of(docs.filter(pl.col("namespace").is_in(chosen.implode())), cfg))
+    return pl.concat(out).sort("a", "b").select(list(_PAIR_SCHEMA))
+
+
+def _pairs_of(docs: pl.DataFrame, cfg: CurationConfig) -> pl.DataFrame:
     docs = docs.with_columns(
         shingle_column(docs["norm_text"], cfg.shingle_words, cfg.shingle_drop_stopwords).alias("shingles"))
     docs = docs.with_columns(pl.col("shingles").list.sort().list.join("\x1f").hash().alias("set_key"),
@@ -147,7 +161,7 @@ def near_duplicate_pairs(entries: pl.DataFrame, cfg: CurationConfig) -> pl.DataF
     out = (pairs.join(ids.rename({"doc": "a", "entry_id": "entry_a"}), on="a")
            .join(ids.rename({"doc": "b", "entry_id": "entry_b", "namespace": "ns_b"}), on="b"))
     assert (out["namespace"] == out["ns_b"]).all(), "a near-duplicate pair crossed namespaces"
-    return out.sort("a", "b").select(list(_PAIR_SCHEMA))
+    return out.select("a", "b", *_PAIR_SCHEMA)
 
 
 def _exact_pairs(groups: pl.DataFrame) -> pl.DataFrame:

@@ -49,6 +49,7 @@ class CurationConfig:
     min_principle_members: int = 3
     redundancy_penalty: float = 0.12
     near_duplicate_rate_limit: float = 0.06
+    near_duplicate_chunk_entries: int = 200_000  # whole namespaces per pass: memory stays flat as entries grow
 
     # contradictions
     trust_guard_ratio: float = 0.8

@@ -196,3 +196,20 @@ def test_demo_truth_pair_precision_and_recall(tmp_path):
     precision = len(found_lessons & true_pairs) / len(found_lessons)
     recall = len(found_lessons & true_pairs) / len(true_pairs)
     assert precision >= 0.95 and recall >= 0.45, (precision, recall)
+
+
+def test_passes_over_namespaces_give_the_same_pairs_as_one_pass(home, conn):
+    from dataclasses import replace
+    from datetime import date
+
+    from memcurator import demo
+    from memcurator.night import STEPS
+
+    demo.generate(home.landing, home.truth, writes=3_000, namespaces=5, days=30, seed=4, end=date(2026, 11, 28))
+    ingest.ingest_landing(conn, home.landing, None, CFG)
+    for name, build in STEPS[:2]:
+        build(conn, datetime(2026, 11, 29), CFG)
+    entries = conn.execute("select namespace, entry_id, norm_text, first_written_at, tags from core.entries").pl()
+    whole = near_duplicate_pairs(entries, replace(CFG, near_duplicate_chunk_entries=10**9))
+    passes = near_duplicate_pairs(entries, replace(CFG, near_duplicate_chunk_entries=500))
+    assert whole.height > 100 and whole.equals(passes)
