@@ -71,6 +71,26 @@ class Workspace:
         self.close()
 
 
+def approve_conflict_free(conn, ws: "Workspace", as_of: datetime, cfg: CurationConfig) -> int:
+    """The evaluations' curator policy: approve every proposal whose members do not conflict,
+    recorded as ordinary decisions an hour before the night, then derive the night again.
+    Returns how many proposals were approved."""
+    from datetime import timedelta
+
+    from memcurator import decisions, ingest
+    from memcurator.night import derive_night
+
+    proposals = conn.execute("select namespace, cluster_id, canonical_entry_id from core.principle_proposals "
+                             "where status = 'proposed' and open_conflicts = 0").fetchall()
+    for ns, cluster, canonical in proposals:
+        decisions.record(ws.home.decisions, ns, "cluster", cluster, "approve",
+                         "evaluation policy: approve every conflict-free proposal", "eval",
+                         {"canonical_entry_id": canonical}, now=as_of - timedelta(hours=1))
+    ingest.ingest_decisions(conn, ws.home.decisions, cfg)
+    derive_night(conn, as_of.replace(tzinfo=None), cfg)
+    return len(proposals)
+
+
 def retrieval_metrics(ranked: list[list[str]], gold: list[set[str]], ks=(1, 5, 10)) -> dict[str, float]:
     """recall@k (share of gold found in the top k), MRR (first gold), nDCG@5 (binary gains)."""
     n = len(ranked)

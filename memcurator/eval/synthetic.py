@@ -13,9 +13,9 @@ from itertools import combinations
 
 import orjson
 
-from memcurator import decisions, demo, health, ingest, store
+from memcurator import demo, health, ingest, store
 from memcurator.config import CurationConfig
-from memcurator.eval.core import EvalResult, Workspace
+from memcurator.eval.core import EvalResult, Workspace, approve_conflict_free
 from memcurator.night import derive_night
 
 END = date(2026, 11, 29)
@@ -71,19 +71,11 @@ def run(paths=None, writes: int = 20_000, namespaces: int = 6, days: int = 90, s
             derive_night(conn, as_of, cfg)
             raw = _raw(conn, truth)
             propose_only = _measure(conn, truth) | _pairs(conn, truth)
-            proposals = conn.execute(
-                "select namespace, cluster_id, canonical_entry_id from core.principle_proposals "
-                "where status = 'proposed' and open_conflicts = 0").fetchall()
-            for ns, cluster, canonical in proposals:
-                decisions.record(ws.home.decisions, ns, "cluster", cluster, "approve",
-                                 "evaluation policy: approve every conflict-free proposal", "eval",
-                                 {"canonical_entry_id": canonical}, now=as_of - timedelta(hours=1))
-            ingest.ingest_decisions(conn, ws.home.decisions, cfg)
-            derive_night(conn, as_of, cfg)
+            approved_count = approve_conflict_free(conn, ws, as_of, cfg)
             approved = _measure(conn, truth)
     result = EvalResult("synthetic", truth_obj.writes, raw, approved)
     result.by_category["curated, no curator decisions"] = {"n": truth_obj.writes, "raw": raw, "curated": propose_only}
     result.notes.append(f"demo fleet: {writes} writes, {namespaces} namespaces, {days} days, seed {seed}, ending {END}; "
-                        f"curated = after approving the {len(proposals)} conflict-free proposals "
+                        f"curated = after approving the {approved_count} conflict-free proposals "
                         "(the by-category row shows curated with no decisions)")
     return result

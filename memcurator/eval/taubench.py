@@ -26,11 +26,10 @@ from pathlib import Path
 
 import orjson
 
-from memcurator import decisions, ingest, store
+from memcurator import store
 from memcurator.config import CurationConfig
-from memcurator.eval.core import EvalResult, Workspace
+from memcurator.eval.core import EvalResult, Workspace, approve_conflict_free
 from memcurator.importers import stable_id, transcripts
-from memcurator.night import derive_night
 
 NAMESPACE = "tau-bench"
 START = datetime(2024, 5, 15, tzinfo=timezone.utc)
@@ -90,14 +89,7 @@ def run(paths: list[Path], seed: int = 13) -> EvalResult:
             detected_raw = conn.execute(
                 """select (count(*) - count(distinct coalesce(c.cluster_id, e.entry_id))) / count(*)
                    from core.entries e left join core.near_duplicate_clusters c using (namespace, entry_id)""").fetchone()[0]
-            proposals = conn.execute("select namespace, cluster_id, canonical_entry_id from core.principle_proposals "
-                                     "where status = 'proposed' and open_conflicts = 0").fetchall()
-            for ns, cluster, canonical in proposals:
-                decisions.record(ws.home.decisions, ns, "cluster", cluster, "approve",
-                                 "evaluation policy: approve every conflict-free proposal", "eval",
-                                 {"canonical_entry_id": canonical}, now=as_of - timedelta(hours=1))
-            ingest.ingest_decisions(conn, ws.home.decisions, cfg)
-            derive_night(conn, as_of.replace(tzinfo=None), cfg)
+            approved = approve_conflict_free(conn, ws, as_of, cfg)
             # what the curated store still shows: the recall view (an approved principle stands for
             # its cluster as its canonical run) and the case shelf where episodes are read
             readable = [e for (e,) in conn.execute(
@@ -120,7 +112,7 @@ def run(paths: list[Path], seed: int = 13) -> EvalResult:
                "active_runs": active} | clusters
     result = EvalResult("tau-bench", len(gold), raw, curated)
     result.notes.append(f"{len(gold)} runs of {len(set(gold.values()))} tasks; curated = after approving the "
-                        f"{len(proposals)} conflict-free proposals; cluster metrics are against the task ids. "
+                        f"{approved} conflict-free proposals; cluster metrics are against the task ids. "
                         "Runs of one task are not restatements of each other: the simulated user words the "
                         "request anew and the agent takes other actions (word Jaccard of same-task digests: "
                         "median about 0.4), so at the paraphrase threshold few of them cluster")

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import dagster as dg
 
-from memcurator import store
 from memcurator.home import Home
 from pipelines.definitions import build_definitions, build_resources
 
@@ -30,17 +27,3 @@ def check_results(result: dg.ExecuteInProcessResult) -> dict[tuple[str, str], bo
 
 def materialized_keys(result: dg.ExecuteInProcessResult) -> set[str]:
     return {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
-
-
-def table_hashes(path, schemas=("raw", "core", "mart")) -> dict[str, str]:
-    """Content hash of every table (rows sorted), to compare two stores."""
-    out = {}
-    with store.connect(path, read_only=True) as conn:
-        names = conn.execute(
-            "select table_schema || '.' || table_name from information_schema.tables "
-            "where table_type = 'BASE TABLE' and table_schema in (select unnest(?)) order by 1",
-            [list(schemas)]).fetchall()
-        for (name,) in names:
-            rows = conn.execute(f"select * from {name} order by all").fetchall()
-            out[name] = hashlib.sha256(repr(rows).encode()).hexdigest()
-    return out

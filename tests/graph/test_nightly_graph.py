@@ -7,8 +7,9 @@ from datetime import date
 import pytest
 
 from memcurator import demo, store
+from memcurator.crash import table_hashes
 from tests.conftest import ev, write, write_jsonl
-from tests.graph.helpers import check_results, materialized_keys, run_night, table_hashes
+from tests.graph.helpers import check_results, materialized_keys, run_night
 
 NIGHT = "2026-11-29"
 
