@@ -8,6 +8,7 @@ after each run, so they never take the writer's lock and never see a half-writte
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,12 +21,24 @@ from memcurator.tables import Table
 SCHEMAS = ("raw", "core", "mart", "analyst")
 
 
+MEMORY_LIMIT_ENV = "MEMCURATOR_DUCKDB_MEMORY_LIMIT"
+DEFAULT_MEMORY_LIMIT = "4GB"  # DuckDB's own default is 80 % of RAM; beyond the limit it spills to disk
+
+
+def memory_limit() -> str:
+    value = os.environ.get(MEMORY_LIMIT_ENV, DEFAULT_MEMORY_LIMIT).strip()
+    if not re.fullmatch(r"\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)", value):
+        raise ValueError(f"{MEMORY_LIMIT_ENV}={value!r}: expected a size such as 4GB or 512MiB")
+    return value
+
+
 @contextmanager
 def connect(path: Path | str, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     conn = duckdb.connect(str(path), read_only=read_only)
     try:
         conn.execute("SET TimeZone = 'UTC'")
         conn.execute("SET enable_progress_bar = false")
+        conn.execute(f"SET memory_limit = '{memory_limit()}'")
         if not read_only:
             for schema in SCHEMAS:
                 conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
