@@ -107,10 +107,10 @@ def _purge_landing(home: Home, kind: str, target: str, receipt: PurgeReceipt) ->
 
 def _purge_decisions(home: Home, conn: duckdb.DuckDBPyConnection, target: str, receipt: PurgeReceipt) -> None:
     """A purged namespace's decision files go, with their rows and quarantine entries."""
+    marker = re.compile(rb'"namespace"\s*:\s*"' + re.escape(target.encode()) + rb'"')
     for path in sorted(p for p in home.decisions.rglob("*") if p.is_file()):
         raw = path.read_bytes()
         lines = [line for line in raw.splitlines() if line.strip()]
-        marker = re.compile(rb'"namespace"\s*:\s*"' + re.escape(target.encode()) + rb'"')
         if lines and all(_belongs(line, "namespace", target, marker) for line in lines):
             source = ingest.source_name(home.decisions, path, ingest.DECISIONS_PREFIX)
             conn.execute("DELETE FROM raw.quarantine WHERE source_file = ?", [source])
