@@ -75,14 +75,11 @@ def _svg(nights: list, values: list, width: int = 420, height: int = 150) -> str
     hi = hi if hi > lo else lo + 1
     span = max(len(values) - 1, 1)
 
-    def xy(i, v):
-        x = pad_l + (width - pad_l - pad_r) * i / span
-        y = pad_t + (height - pad_t - pad_b) * (1 - (v - lo) / (hi - lo))
-        return f"{x:.1f},{y:.1f}"
-
-    line = " ".join(xy(i, v) for i, v in pts)
-    dots = "".join(f'<circle cx="{xy(i, v).split(",")[0]}" cy="{xy(i, v).split(",")[1]}" r="2.5"><title>'
-                   f'{html.escape(str(nights[i]))}: {v:,.4g}</title></circle>' for i, v in pts)
+    coords = [(i, v, pad_l + (width - pad_l - pad_r) * i / span,
+               pad_t + (height - pad_t - pad_b) * (1 - (v - lo) / (hi - lo))) for i, v in pts]
+    line = " ".join(f"{x:.1f},{y:.1f}" for _, _, x, y in coords)
+    dots = "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5"><title>'
+                   f'{html.escape(str(nights[i]))}: {v:,.4g}</title></circle>' for i, v, x, y in coords)
     return (f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img">'
             f'<line x1="{pad_l}" y1="{height - pad_b}" x2="{width - pad_r}" y2="{height - pad_b}" class="axis"/>'
             f'<line x1="{pad_l}" y1="{pad_t}" x2="{pad_l}" y2="{height - pad_b}" class="axis"/>'

@@ -37,13 +37,11 @@ START = datetime(2024, 5, 15, tzinfo=timezone.utc)
 
 def _gold(path: Path, events: list) -> dict[str, str]:
     """entry id -> task id, from the same file, never through the log."""
-    runs = orjson.loads(transcripts._read(path))
+    # the importer emits one run.start per run with a trajectory, in file order
+    runs = [r for r in orjson.loads(transcripts.read_source(path)) if isinstance(r, dict) and isinstance(r.get("traj"), list)]
     starts = [e for e in events if isinstance(e, dict) and e["type"] == "run.start"]
-    gold = {}
-    for event in starts:
-        index = int((datetime.fromisoformat(event["ts"].replace("Z", "+00:00")) - START).total_seconds() // 60)
-        gold[stable_id(NAMESPACE, "episode", event["run_id"])] = str(runs[index]["task_id"])
-    return gold
+    assert len(starts) == len(runs), "one run.start per run"
+    return {stable_id(NAMESPACE, "episode", e["run_id"]): str(r["task_id"]) for e, r in zip(starts, runs)}
 
 
 def _pairs(members: dict[str, list[str]]) -> set[tuple[str, str]]:

@@ -27,7 +27,8 @@ DIGEST_CHARS = 4_000  # an episode note, not the transcript: long observations s
 MEMORY_WRITE_COMMANDS = {"create": "file_text", "str_replace": "new_str", "insert": "insert_text"}
 
 
-def _read(path: Path) -> bytes:
+def read_source(path: Path) -> bytes:
+    """The file's bytes, gunzipped when it is gzipped."""
     raw = path.read_bytes()
     return gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
 
@@ -82,7 +83,7 @@ def tau_bench(path: Path, namespace: str, ts: datetime) -> list:
     write. Dropped: the system policy prompt, the agent's prose, tool outputs, the simulated
     user's hidden instruction and the benchmark's task id and expected actions (the answer key)."""
     try:
-        runs = orjson.loads(_read(path))
+        runs = orjson.loads(read_source(path))
     except (orjson.JSONDecodeError, OSError, EOFError) as error:
         return [f"unreadable tau-bench file: {error}".encode()]
     if not isinstance(runs, list):
@@ -125,7 +126,7 @@ def swe_agent(path: Path, namespace: str, ts: datetime) -> list:
     created. Dropped: system prompts, demonstrations, observations (tool output), thoughts, the
     submitted patch, model statistics."""
     try:
-        record = orjson.loads(_read(path))
+        record = orjson.loads(read_source(path))
     except (orjson.JSONDecodeError, OSError, EOFError) as error:
         return [f"unreadable SWE-agent trajectory: {error}".encode()]
     if not isinstance(record, dict) or not isinstance(record.get("history") or record.get("trajectory"), list):
@@ -229,7 +230,7 @@ def claude_code(path: Path, namespace: str, ts: datetime) -> list:
     summaries: list[tuple[str, str]] = []
     passed: list = []
     owner_of: dict[str, str] = {}
-    for raw in _read(path).splitlines():
+    for raw in read_source(path).splitlines():
         if not raw.strip():
             continue
         try:
