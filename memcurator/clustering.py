@@ -243,7 +243,7 @@ def clusters(entries: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
         .alias("cluster_id"))
     sims = pl.concat([edges.select(pl.col("i").alias("node"), "similarity"),
                       edges.select(pl.col("j").alias("node"), "similarity")]).group_by("node").agg(
-        pl.col("similarity").sum().alias("sim_sum"))
+        pl.col("similarity").sort().sum().alias("sim_sum"))  # summed in one order: identical on any split
     members = members.join(sims, on="node", how="left").with_columns(
         (pl.col("sim_sum").fill_null(0) / (pl.col("member_count") - 1)).alias("mean_similarity"))
     return members.sort("namespace", "cluster_id", "first_written_at", "entry_id").select(list(schema))

@@ -19,7 +19,8 @@ penalties as (
         namespace,
         entry_a as entry_id,
         count(*) as later_similar_writes,
-        exp(sum(ln(1.0 - $penalty * (0.8 + 0.4 * (similarity - $threshold) / (1.0 - $threshold))))) as penalty_factor
+        -- summed in one order (by similarity) so the factor is bit-identical however the rows are split
+        exp(sum(ln(1.0 - $penalty * (0.8 + 0.4 * (similarity - $threshold) / (1.0 - $threshold))) order by similarity)) as penalty_factor
     from compatible
     group by namespace, entry_a
 )
