@@ -8,7 +8,7 @@ UV_VERSION := 0.13.9
 export MEMCURATOR_HOME ?= $(CURDIR)/.memcurator
 export DAGSTER_HOME ?= $(MEMCURATOR_HOME)/dagster
 
-.PHONY: setup demo test test-shared test-ui browser eval ui sql bench clean lock crash
+.PHONY: setup demo test test-shared test-ui test-scaleout browser redis eval ui sql bench clean lock crash
 
 setup: $(VENV)/.installed
 
@@ -25,7 +25,7 @@ demo: setup
 
 ## The test suite that needs nothing outside the repository.
 test: setup
-	$(BIN)/pytest -m "not shared_data and not ui" -q
+	$(BIN)/pytest -m "not shared_data and not ui and not scaleout" -q
 
 ## Tests on the real external files in ../shared/data.
 test-shared: setup
@@ -34,6 +34,16 @@ test-shared: setup
 ## The Dagster UI in headless Chromium (lineage and check results; screenshots in reports/ui/).
 test-ui: setup browser
 	$(BIN)/pytest -m ui -q
+
+## The sharded night on real components: redis-server, moto_server (S3), two dagster-celery workers.
+test-scaleout: setup redis
+	$(BIN)/pytest -m scaleout -q
+
+## Debian's redis-server for the scale-out test (apt-get; as root or through sudo).
+redis:
+	@command -v redis-server >/dev/null || \
+		{ if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq redis-server; \
+		  else sudo apt-get update -qq && sudo apt-get install -y -qq redis-server; fi; }
 
 ## Debian's chromium for the browser test (apt-get; as root or through sudo).
 browser:

@@ -91,6 +91,24 @@ def run(night: Optional[str] = typer.Option(None, help="Night to build (YYYY-MM-
     _run_and_report(_home(home), night or _yesterday())
 
 
+@app.command("scaleout-night")
+def scaleout_night(night: Optional[str] = typer.Option(None, help="Night to build (YYYY-MM-DD); default yesterday UTC."),
+                   parallel: int = typer.Option(4, min=1, help="Shard runs at once."),
+                   home: Optional[Path] = HomeOption) -> None:
+    """Run one night over namespace shards: split, derive each shard (MEMCURATOR_EXECUTOR), merge, publish.
+
+    Shards, shard root and executor come from MEMCURATOR_SHARDS, MEMCURATOR_SHARD_ROOT and
+    MEMCURATOR_EXECUTOR (docs/scaleout.md); the tables are those of `memcurator run`.
+    """
+    from memcurator.scaleout import run_night
+
+    outcome = run_night(_home(home), night or _yesterday(), parallel=parallel, progress=console.print)
+    console.print(f"{'done' if outcome.success else 'FAILED'}: {outcome.shards} shards, "
+                  f"split run {outcome.split_run}, merge run {outcome.merge_run or '-'}")
+    if not outcome.success:
+        raise typer.Exit(1)
+
+
 def _run_and_report(h: Home, night: str) -> None:
     from memcurator.runner import run_nightly
 

@@ -1,0 +1,153 @@
+"""Namespace shards: the unit of distribution when a fleet outgrows one machine.
+
+Every derived table is computed within a namespace, so a night splits into N shards by a hash of
+the namespace id (``md5_number(namespace) % N``); a namespace never splits. A night in shards is:
+
+1. split   — the one writer (the host with the DuckDB store) ingests the landing folder as usual and
+             writes each shard's events and curator decisions to the shard root;
+2. derive  — for each shard, anywhere: load the shard's input into an in-memory DuckDB, run the same
+             builders as the embedded night (``night.derive_night``) and write every derived table;
+3. merge   — the one writer replaces each derived table in the store with the union of the shards
+             (the health history keeps earlier nights) and publishes.
+
+The shard root is a local folder or an S3-compatible URI (``s3://bucket/prefix?endpoint_override=
+host:port&scheme=http``), read and written through pyarrow's filesystems (DuckDB's S3 extension is
+not needed). Layout: ``<root>/night=D/shards=N/shard=K/<schema>.<table>.parquet``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import duckdb
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from memcurator import night as nightly
+from memcurator import store
+from memcurator.config import CurationConfig
+from memcurator.entries import as_of_for_night
+from memcurator.ingest import ensure_raw_tables
+from memcurator.tables import CURATOR_DECISIONS, EVENTS, TABLES, Table
+
+SHARD_INPUTS = (EVENTS, CURATOR_DECISIONS)
+HISTORY_TABLES = {"mart.store_health": "as_of"}  # kept across nights: merge replaces only the night's slice
+
+
+def derived_tables() -> list[Table]:
+    return [TABLES[name] for name, _ in nightly.STEPS]
+
+
+def shard_keys(shards: int) -> list[str]:
+    """Partition keys of N shards: '00'..'NN', zero-padded so they sort."""
+    if shards < 1:
+        raise ValueError(f"shards must be at least 1, got {shards}")
+    width = max(2, len(str(shards - 1)))
+    return [f"{k:0{width}d}" for k in range(shards)]
+
+
+def shard_predicate(shards: int) -> str:
+    """SQL: the shard of the row's namespace (a stable hash, identical on every host)."""
+    return f"md5_number(namespace) % {int(shards)}"
+
+
+@dataclass(frozen=True)
+class ShardRoot:
+    """Where shard inputs and outputs live: a local folder or an S3-compatible URI."""
+
+    uri: str
+
+    def _fs(self) -> tuple[pafs.FileSystem, str]:
+        if "://" in self.uri:
+            return pafs.FileSystem.from_uri(self.uri)
+        return pafs.LocalFileSystem(), str(self.uri)
+
+    def folder(self, night: str, shards: int, shard: str) -> str:
+        return f"night={night}/shards={shards}/shard={shard}"
+
+    def write(self, relative: str, table: pa.Table) -> None:
+        """Write one Parquet object; a re-run overwrites it whole (object stores put atomically)."""
+        fs, base = self._fs()
+        path = f"{base.rstrip('/')}/{relative}"
+        fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+        tmp = f"{path}.tmp" if isinstance(fs, pafs.LocalFileSystem) else path
+        pq.write_table(table, tmp, filesystem=fs)
+        if tmp != path:
+            fs.move(tmp, path)
+
+    def read(self, relative: str) -> pa.Table:
+        fs, base = self._fs()
+        return pq.read_table(f"{base.rstrip('/')}/{relative}", filesystem=fs)
+
+
+def _arrow(conn: duckdb.DuckDBPyConnection, query: str, params=None) -> pa.Table:
+    return conn.execute(query, params or {}).to_arrow_table()
+
+
+def split(conn: duckdb.DuckDBPyConnection, root: ShardRoot, night: str, shards: int) -> dict[str, int]:
+    """Write every shard's input (events and curator decisions) from the store; returns events per shard."""
+    counts = {}
+    for number, key in enumerate(shard_keys(shards)):
+        folder = root.folder(night, shards, key)
+        for table in SHARD_INPUTS:
+            rows = _arrow(conn, f"select * from {table.qualified} where {shard_predicate(shards)} = $k "
+                                f"order by {', '.join(table.key)}", {"k": number})
+            root.write(f"{folder}/{table.qualified}.parquet", rows)
+            if table is EVENTS:
+                counts[key] = rows.num_rows
+    return counts
+
+
+def derive(root: ShardRoot, night: str, shards: int, shard: str, cfg: CurationConfig = CurationConfig(),
+           as_of: datetime | None = None) -> dict[str, int]:
+    """Derive one shard's tables in memory from its input and write them; returns rows per table."""
+    folder = root.folder(night, shards, shard)
+    with store.connect(":memory:") as conn:
+        ensure_raw_tables(conn)
+        for table in SHARD_INPUTS:
+            store.ensure_table(conn, table)
+            conn.register("shard_input", root.read(f"{folder}/{table.qualified}.parquet"))
+            conn.execute(f"insert into {table.qualified} select {table.select_list('q')} from shard_input q")
+            conn.unregister("shard_input")
+        nightly.derive_night(conn, as_of or as_of_for_night(night), cfg)
+        counts = {}
+        for table in derived_tables():
+            rows = _arrow(conn, f"select * from {table.qualified}")
+            root.write(f"{folder}/{table.qualified}.parquet", rows)
+            counts[table.qualified] = rows.num_rows
+    return counts
+
+
+def merge(conn: duckdb.DuckDBPyConnection, root: ShardRoot, night: str, shards: int,
+          as_of: datetime | None = None) -> dict[str, int]:
+    """Replace each derived table in the store with the union of the shards' rows; returns row counts."""
+    as_of = as_of or as_of_for_night(night)
+    counts = {}
+    for table in derived_tables():
+        parts = [root.read(f"{root.folder(night, shards, key)}/{table.qualified}.parquet")
+                 for key in shard_keys(shards)]
+        conn.register("shard_union", pa.concat_tables(parts, promote_options="permissive"))
+        try:
+            if table.qualified in HISTORY_TABLES:
+                counts[table.qualified] = _replace_slice(conn, table, HISTORY_TABLES[table.qualified], as_of)
+            else:
+                counts[table.qualified] = store.replace_table(conn, table, "select * from shard_union")
+        finally:
+            conn.unregister("shard_union")
+    return counts
+
+
+def _replace_slice(conn: duckdb.DuckDBPyConnection, table: Table, column: str, as_of: datetime) -> int:
+    store.ensure_table(conn, table)
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        conn.execute(f"delete from {table.qualified} where {column} = $as_of", {"as_of": as_of})
+        conn.execute(f"insert into {table.qualified} select {table.select_list('q')} from shard_union q "
+                     f"where {column} = $as_of", {"as_of": as_of})
+        conn.execute("COMMIT")
+    except Exception:
+        conn.execute("ROLLBACK")
+        raise
+    return conn.execute(f"select count(*) from {table.qualified} where {column} = $as_of", {"as_of": as_of}).fetchone()[0]

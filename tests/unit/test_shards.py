@@ -1,0 +1,112 @@
+"""Namespace shards: a night split over N shards and merged gives the embedded night's tables."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import date
+
+import dagster as dg
+import pytest
+
+from memcurator import demo, ingest, night, scaleout, shards, store
+from memcurator.config import CurationConfig
+from memcurator.crash import table_hashes
+from memcurator.entries import as_of_for_night
+from memcurator.home import Home
+
+NIGHT = date(2026, 11, 28)
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    """A fleet derived the embedded way: the reference tables."""
+    work = tmp_path_factory.mktemp("shards")
+    full = Home.from_env(work / "full").ensure()
+    demo.generate(full.landing, full.truth, writes=2_500, namespaces=9, days=30, seed=5, end=NIGHT)
+    with store.connect(full.store) as conn:
+        night.ingest_and_derive(conn, full.landing, as_of_for_night(NIGHT), lake=full.lake)
+    return work, full
+
+
+def _sharded(work, full: Home, count: int, name: str) -> Home:
+    home = Home.from_env(work / name).ensure()
+    shutil.copytree(full.landing, home.landing, dirs_exist_ok=True)
+    root, key = shards.ShardRoot(str(work / f"{name}-root")), NIGHT.isoformat()
+    with store.connect(home.store) as conn:
+        ingest.ingest_landing(conn, home.landing, home.lake, CurationConfig())
+        per_shard = shards.split(conn, root, key, count)
+    assert sum(per_shard.values()) == sum(1 for _ in _events(home))
+    for shard in shards.shard_keys(count):
+        shards.derive(root, key, count, shard)
+    with store.connect(home.store) as conn:
+        shards.merge(conn, root, key, count)
+    return home
+
+
+def _events(home: Home):
+    with store.connect(home.store, read_only=True) as conn:
+        yield from conn.execute("select event_id from raw.events").fetchall()
+
+
+@pytest.mark.parametrize("count", [1, 4])
+def test_sharded_night_gives_the_embedded_tables(fleet, count):
+    work, full = fleet
+    home = _sharded(work, full, count, f"sharded-{count}")
+    assert table_hashes(home.store) == table_hashes(full.store)
+
+
+def test_a_namespace_never_splits_across_shards(fleet):
+    work, full = fleet
+    with store.connect(full.store, read_only=True) as conn:
+        spread = conn.execute(f"select namespace, count(distinct {shards.shard_predicate(7)}) from raw.events "
+                              "group by namespace having count(distinct " + shards.shard_predicate(7) + ") > 1").fetchall()
+        used = conn.execute(f"select count(distinct {shards.shard_predicate(7)}) from raw.events").fetchone()[0]
+    assert spread == []
+    assert used > 1, "nine namespaces over seven shards should use more than one shard"
+
+
+def test_merge_keeps_earlier_nights_of_the_health_history(fleet):
+    work, full = fleet
+    home = Home.from_env(work / "sharded-4")
+    with store.connect(home.store) as conn:
+        conn.execute("insert into mart.store_health select * replace (as_of - interval 1 day as as_of, "
+                     "night - interval 1 day as night) from mart.store_health")
+        before = conn.execute("select count(*) from mart.store_health").fetchone()[0]
+        shards.merge(conn, shards.ShardRoot(str(work / "sharded-4-root")), NIGHT.isoformat(), 4)
+        after = conn.execute("select count(*) from mart.store_health").fetchone()[0]
+    assert before == after > 0
+
+
+def test_shard_keys_sort_and_validate():
+    assert shards.shard_keys(1) == ["00"]
+    assert shards.shard_keys(128)[:2] == ["000", "001"] and shards.shard_keys(128)[-1] == "127"
+    with pytest.raises(ValueError):
+        shards.shard_keys(0)
+
+
+def test_configuration_errors_are_clear(monkeypatch):
+    monkeypatch.setenv(scaleout.SHARDS_ENV, "zero")
+    with pytest.raises(ValueError, match="MEMCURATOR_SHARDS"):
+        scaleout.shard_count()
+    monkeypatch.setenv(scaleout.EXECUTOR_ENV, "threads")
+    with pytest.raises(ValueError, match="MEMCURATOR_EXECUTOR"):
+        scaleout.executor()
+
+
+def test_celery_workers_get_the_executors_settings(tmp_path):
+    env = {scaleout.BROKER_ENV: "redis://127.0.0.1:1/0", scaleout.VISIBILITY_ENV: "30"}
+    path = scaleout.write_worker_config(tmp_path, env)
+    settings: dict = {}
+    exec(path.read_text(), settings)
+    assert settings["broker_url"] == settings["result_backend"] == "redis://127.0.0.1:1/0"
+    assert settings["task_acks_late"] is True
+    assert settings["broker_transport_options"]["visibility_timeout"] == 30
+
+
+def test_scaleout_definitions_load():
+    from pipelines import scaleout as location
+
+    dg.Definitions.validate_loadable(location.defs)
+    job = location.shard_derive_job()
+    assert job.partitions_def == location.night_shard_partitions
+    assert location.shard_partitions.get_partition_keys() == shards.shard_keys(scaleout.shard_count())
