@@ -118,7 +118,7 @@ def _derive_run(night: str, shard: str) -> tuple[bool, str]:
 
     job = dg.reconstructable(scaleout_defs.shard_derive_job)
     key = dg.MultiPartitionKey({"night": night, "shard": shard})
-    tags = scaleout_defs.night_shard_partitions.get_tags_for_partition_key(key)
+    tags = scaleout_defs.shard_derive_job().partitions_def.get_tags_for_partition_key(key)
     with dg.DagsterInstance.get() as instance:
         result = dg.execute_job(job, instance, tags=tags)
         return result.success, result.run_id

@@ -107,6 +107,47 @@ def test_scaleout_definitions_load():
     from pipelines import scaleout as location
 
     dg.Definitions.validate_loadable(location.defs)
-    job = location.shard_derive_job()
-    assert job.partitions_def == location.night_shard_partitions
-    assert location.shard_partitions.get_partition_keys() == shards.shard_keys(scaleout.shard_count())
+    shard_keys = {k.keys_by_dimension["shard"] for k in location.shard_derive_job().partitions_def.get_partition_keys()}
+    assert sorted(shard_keys) == shards.shard_keys(scaleout.shard_count())
+    three = location.build_scaleout_definitions(home="/nonexistent", root="/nonexistent", count=3)
+    assert three.resolve_job_def("shard_derive").partitions_def == location.night_shard_partitions(3)
+
+
+def test_the_nightly_automation_chains_split_every_shard_then_merge(fleet, tmp_path):
+    """At 02:00 UTC the split is requested; each shard once the split landed; the merge once every shard did."""
+    from datetime import datetime, timedelta, timezone
+
+    from pipelines import scaleout as location
+
+    work, full = fleet
+    home = Home.from_env(tmp_path / "home").ensure()
+    shutil.copytree(full.landing, home.landing, dirs_exist_ok=True)
+    defs = location.build_scaleout_definitions(home=str(home.root), root=str(tmp_path / "root"), count=3)
+    inputs, derived, merged = (dg.AssetKey(["shards", k]) for k in ("inputs", "derived", "store"))
+    night, keys = NIGHT.isoformat(), shards.shard_keys(3)
+    at = datetime(2026, 11, 29, 1, 50, tzinfo=timezone.utc)
+    with dg.instance_for_test() as instance:
+        def tick(minutes: int, cursor):
+            return dg.evaluate_automation_conditions(defs, instance, evaluation_time=at + timedelta(minutes=minutes),
+                                                     cursor=cursor)
+
+        before = tick(0, None)
+        assert before.total_requested == 0
+        due = tick(15, before.cursor)
+        assert due.get_requested_partitions(inputs) == {night}
+        assert due.total_requested == 1, "nothing downstream before the split has landed"
+
+        defs.resolve_job_def("shard_split").execute_in_process(partition_key=night, instance=instance)
+        split = tick(16, due.cursor)
+        assert {(k.keys_by_dimension["night"], k.keys_by_dimension["shard"])
+                for k in split.get_requested_partitions(derived)} == {(night, k) for k in keys}
+        assert split.get_num_requested(merged) == 0
+
+        for shard in keys[:-1]:
+            defs.resolve_job_def("shard_derive").execute_in_process(
+                partition_key=dg.MultiPartitionKey({"night": night, "shard": shard}), instance=instance)
+        partial = tick(17, split.cursor)
+        assert partial.get_num_requested(merged) == 0, "the merge waits for every shard"
+        defs.resolve_job_def("shard_derive").execute_in_process(
+            partition_key=dg.MultiPartitionKey({"night": night, "shard": keys[-1]}), instance=instance)
+        assert tick(18, partial.cursor).get_requested_partitions(merged) == {night}
