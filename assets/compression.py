@@ -1,10 +1,10 @@
 """Compression stage: near-duplicate pairs and clusters, principle proposals, redundancy penalty."""
 
 from assets._tables import nightly_table_asset
-from memcurator import clustering
+from memcurator import clustering, nearindex
 
 core_near_duplicate_pairs = nightly_table_asset(
-    clustering.NEAR_DUPLICATE_PAIRS, clustering.build_near_duplicate_pairs, [["core", "entries"]], "compression",
+    clustering.NEAR_DUPLICATE_PAIRS, nearindex.build_near_duplicate_pairs, [["core", "entries"]], "compression",
     {"pairs": "select count(*) from core.near_duplicate_pairs",
      "exact_pairs": "select count(*) from core.near_duplicate_pairs where method = 'exact'"},
 )

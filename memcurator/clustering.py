@@ -35,9 +35,9 @@ from memcurator.store import replace_table, replace_table_from_frame
 from memcurator.tables import AS_OF, NS, C, Table, register
 from memcurator.text import shingle_column
 
-EXACT_GROUP_PAIR_CAP = 200
+EXACT_GROUP_PAIR_CAP = 200  # exact-copy groups larger than this get star edges from their oldest copy
 # specific tokens: numbers of two or more digits and identifiers (letters with 3+ digits, #123, paths)
-SPECIFIC = r"(#\d+|\b\w*[a-z]\w*\d{3,}\w*\b|\b\d{2,}(?:\.\d+)?\b|/[\w./-]+)"  # exact-copy groups larger than this get star edges from their oldest copy
+SPECIFIC = r"(#\d+|\b\w*[a-z]\w*\d{3,}\w*\b|\b\d{2,}(?:\.\d+)?\b|/[\w./-]+)"
 
 NEAR_DUPLICATE_PAIRS = register(Table(
     "core", "near_duplicate_pairs",
@@ -121,47 +121,87 @@ def near_duplicate_pairs(entries: pl.DataFrame, cfg: CurationConfig) -> pl.DataF
     Namespaces are taken in passes of whole namespaces holding about ``near_duplicate_chunk_entries``
     entries, so memory follows the pass, not the store; pairs never cross a namespace, so the passes
     give the same table as one pass (tested)."""
-    if entries.height < 2:
-        return pl.DataFrame(schema=_PAIR_SCHEMA)
+    return near_duplicate_pairs_and_keys(entries, cfg)[0]
+
+
+def ordered_docs(entries: pl.DataFrame) -> pl.DataFrame:
+    """Entries numbered in write order within each namespace: a pair's ``a`` is its older entry."""
     if "tags" not in entries.columns:
         entries = entries.with_columns(pl.lit([], dtype=pl.List(pl.String)).alias("tags"))
-    docs = entries.sort("namespace", "first_written_at", "entry_id").with_row_index("doc")
+    return (entries.sort("namespace", "first_written_at", "entry_id").with_row_index("doc")
+            .with_columns(pl.col("doc").cast(pl.Int64)))
+
+
+def near_duplicate_pairs_and_keys(entries: pl.DataFrame, cfg: CurationConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The pairs, and each entry's keys (set_key, LSH band keys) for the next night to reuse."""
+    if entries.height < 2:
+        return pl.DataFrame(schema=_PAIR_SCHEMA), pl.DataFrame(schema=_KEY_SCHEMA)
+    docs = ordered_docs(entries)
     sizes = docs.group_by("namespace", maintain_order=True).len()
     passes = (sizes["len"].cum_sum() - 1) // max(cfg.near_duplicate_chunk_entries, 1)
-    out = []
+    pairs, keys = [], []
     for index in passes.unique(maintain_order=True):
         chosen = sizes.filter(passes == index)["namespace"]
-        out.append(_pairs_of(docs.filter(pl.col("namespace").is_in(chosen.implode())), cfg))
-    return pl.concat(out).sort("a", "b").select(list(_PAIR_SCHEMA))
+        found, known = _pairs_of(docs.filter(pl.col("namespace").is_in(chosen.implode())), cfg)
+        pairs.append(found)
+        keys.append(known)
+    return pl.concat(pairs).sort("a", "b").select(list(_PAIR_SCHEMA)), pl.concat(keys)
 
 
-def _pairs_of(docs: pl.DataFrame, cfg: CurationConfig) -> pl.DataFrame:
+_KEY_SCHEMA = {"namespace": pl.String, "entry_id": pl.String, "set_key": pl.UInt64,
+               "band_keys": pl.List(pl.UInt64)}
+
+
+def with_text_keys(docs: pl.DataFrame, cfg: CurationConfig) -> pl.DataFrame:
+    """Shingles, the shingle-set key (same set = exact copy) and the specific tokens of each entry."""
     docs = docs.with_columns(
         shingle_column(docs["norm_text"], cfg.shingle_words, cfg.shingle_drop_stopwords).alias("shingles"))
-    docs = docs.with_columns(pl.col("shingles").list.sort().list.join("\x1f").hash().alias("set_key"),
+    return docs.with_columns(pl.col("shingles").list.sort().list.join("\x1f").hash().alias("set_key"),
                              pl.col("norm_text").str.extract_all(SPECIFIC).list.unique().alias("specifics"))
-    # exact copies: same shingle set in the same namespace
-    groups = docs.group_by("namespace", "set_key").agg(pl.col("doc").sort().alias("copies"))
-    exact = _exact_pairs(groups)
-    reps = docs.join(groups.with_columns(pl.col("copies").list.first().alias("doc")).select("doc", "copies"), on="doc")
-    reps = reps.filter(pl.col("shingles").list.len() > 0)
-    near = _minhash_pairs(reps, cfg)
-    pairs = pl.concat([exact, near]).unique(["a", "b"], keep="first")
-    # tags are the writers' subject keys: entries about disjoint subjects are never duplicates
-    # and notes naming only different identifiers or numbers are different events or facts
+
+
+def compatible(pairs: pl.DataFrame, docs: pl.DataFrame) -> pl.DataFrame:
+    """Drop pairs whose tags (the writers' subject keys) are disjoint, or whose specific tokens are.
+
+    Entries about disjoint subjects are never duplicates, and notes naming only different
+    identifiers or numbers are different events or facts."""
     keys = docs.select("doc", "tags", "specifics")
-    pairs = (pairs.join(keys.rename({"doc": "a", "tags": "ta", "specifics": "sa"}), on="a")
-             .join(keys.rename({"doc": "b", "tags": "tb", "specifics": "sb"}), on="b")
-             .filter((pl.col("ta").list.len() == 0) | (pl.col("tb").list.len() == 0)
-                     | (pl.col("ta").list.set_intersection("tb").list.len() > 0))
-             .filter((pl.col("sa").list.len() == 0) | (pl.col("sb").list.len() == 0)
-                     | (pl.col("sa").list.set_intersection("sb").list.len() > 0))
-             .drop("ta", "tb", "sa", "sb"))
+    return (pairs.join(keys.rename({"doc": "a", "tags": "ta", "specifics": "sa"}), on="a")
+            .join(keys.rename({"doc": "b", "tags": "tb", "specifics": "sb"}), on="b")
+            .filter((pl.col("ta").list.len() == 0) | (pl.col("tb").list.len() == 0)
+                    | (pl.col("ta").list.set_intersection("tb").list.len() > 0))
+            .filter((pl.col("sa").list.len() == 0) | (pl.col("sb").list.len() == 0)
+                    | (pl.col("sa").list.set_intersection("sb").list.len() > 0))
+            .drop("ta", "tb", "sa", "sb"))
+
+
+def with_entry_ids(pairs: pl.DataFrame, docs: pl.DataFrame) -> pl.DataFrame:
     ids = docs.select("doc", "namespace", "entry_id")
     out = (pairs.join(ids.rename({"doc": "a", "entry_id": "entry_a"}), on="a")
            .join(ids.rename({"doc": "b", "entry_id": "entry_b", "namespace": "ns_b"}), on="b"))
     assert (out["namespace"] == out["ns_b"]).all(), "a near-duplicate pair crossed namespaces"
     return out.select("a", "b", *_PAIR_SCHEMA)
+
+
+def exact_copy_pairs(docs: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Pairs of exact copies (same shingle set in the same namespace), and the copy groups."""
+    groups = docs.group_by("namespace", "set_key").agg(pl.col("doc").sort().alias("copies"))
+    return _exact_pairs(groups), groups
+
+
+def _pairs_of(docs: pl.DataFrame, cfg: CurationConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
+    docs = with_text_keys(docs, cfg)
+    exact, groups = exact_copy_pairs(docs)
+    reps = docs.join(groups.with_columns(pl.col("copies").list.first().alias("doc")).select("doc", "copies"), on="doc")
+    reps = reps.filter(pl.col("shingles").list.len() > 0)
+    near, rep_keys = _minhash_pairs(reps, cfg)
+    pairs = compatible(pl.concat([exact, near]).unique(["a", "b"], keep="first"), docs)
+    # every copy carries its representative's band keys (same shingle set, same signature)
+    keys = (docs.select("doc", "namespace", "entry_id", "set_key")
+            .join(reps.select("namespace", "set_key", "doc").join(rep_keys, on="doc").drop("doc"),
+                  on=["namespace", "set_key"], how="left")
+            .select(list(_KEY_SCHEMA)))
+    return with_entry_ids(pairs, docs), keys
 
 
 def _exact_pairs(groups: pl.DataFrame) -> pl.DataFrame:
@@ -178,16 +218,17 @@ def _exact_pairs(groups: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([full, star]).with_columns(pl.lit(1.0).alias("similarity"), pl.lit("exact").alias("method"))
 
 
-def _minhash_pairs(reps: pl.DataFrame, cfg: CurationConfig) -> pl.DataFrame:
+def _minhash_pairs(reps: pl.DataFrame, cfg: CurationConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
     empty = pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "similarity": pl.Float64, "method": pl.String})
+    keys = band_keys_of(reps["shingles"], cfg)
+    rep_keys = pl.DataFrame({"doc": reps["doc"], "band_keys": keys}).with_columns(
+        pl.col("band_keys").cast(pl.List(pl.UInt64)))
     if reps.height < 2:
-        return empty
-    sig = minhash.signatures(reps["shingles"], cfg.minhash_permutations)
-    keys = minhash.band_keys(sig, cfg.lsh_bands)
+        return empty, rep_keys
     group = reps["namespace"].rank("dense").to_numpy()
     cand = minhash.lsh_candidates(keys, group)
     if cand.height == 0:
-        return empty
+        return empty, rep_keys
     doc_of = reps["doc"].cast(pl.Int64).to_numpy()
     cand = pl.DataFrame({"a": doc_of[cand["a"].to_numpy()], "b": doc_of[cand["b"].to_numpy()]})
     verified = verify(cand, reps.select(pl.col("doc").cast(pl.Int64), "shingles"))
@@ -198,7 +239,14 @@ def _minhash_pairs(reps: pl.DataFrame, cfg: CurationConfig) -> pl.DataFrame:
                 .join(copies.rename({"doc": "b", "copies": "cb"}), on="b")
                 .explode("ca").explode("cb")
                 .select(pl.min_horizontal("ca", "cb").alias("a"), pl.max_horizontal("ca", "cb").alias("b"), "similarity"))
-    return expanded.with_columns(pl.lit("minhash").alias("method"))
+    return expanded.with_columns(pl.lit("minhash").alias("method")), rep_keys
+
+
+def band_keys_of(shingles: pl.Series, cfg: CurationConfig) -> np.ndarray:
+    """(n, lsh_bands) uint64 LSH band keys of the MinHash signatures of non-empty shingle lists."""
+    if len(shingles) == 0:
+        return np.zeros((0, cfg.lsh_bands), dtype=np.uint64)
+    return minhash.band_keys(minhash.signatures(shingles, cfg.minhash_permutations), cfg.lsh_bands)
 
 
 def verify(pairs: pl.DataFrame, shingles: pl.DataFrame) -> pl.DataFrame:
@@ -248,15 +296,6 @@ def clusters(entries: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
         (pl.col("sim_sum").fill_null(0) / (pl.col("member_count") - 1)).alias("mean_similarity"))
     return members.sort("namespace", "cluster_id", "first_written_at", "entry_id").select(list(schema))
 
-
-
-def build_near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
-    """MinHash/LSH candidates within each namespace, every one verified by exact Jaccard."""
-    entries = conn.execute(
-        "select namespace, entry_id, norm_text, first_written_at, tags from core.entries").pl()
-    return replace_table_from_frame(conn, NEAR_DUPLICATE_PAIRS, near_duplicate_pairs(entries, cfg),
-                                    "select *, $threshold as threshold, $as_of as as_of from frame",
-                                    {"threshold": cfg.near_duplicate_threshold, "as_of": as_of})
 
 
 def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:

@@ -50,6 +50,7 @@ class CurationConfig:
     redundancy_penalty: float = 0.12
     near_duplicate_rate_limit: float = 0.06
     near_duplicate_chunk_entries: int = 200_000  # whole namespaces per pass: memory stays flat as entries grow
+    incremental_max_changed_share: float = 0.5  # above it the near-duplicate stage recomputes everything
 
     # contradictions
     trust_guard_ratio: float = 0.8

@@ -12,7 +12,7 @@ from typing import Callable
 
 import duckdb
 
-from memcurator import audit, clustering, contradictions, entries, health_history, ingest, lifecycle, ranking
+from memcurator import audit, clustering, contradictions, entries, health_history, ingest, lifecycle, nearindex, ranking
 from memcurator.config import CurationConfig
 
 # (table, builder) in dependency order; each builder is build(conn, as_of, cfg).
@@ -25,7 +25,7 @@ STEPS: list[tuple[str, Callable]] = [
     ("core.entry_usage", entries.build_entry_usage),
     ("core.supersede_links", contradictions.build_supersede_links),
     ("core.entry_generality", lifecycle.build_entry_generality),
-    ("core.near_duplicate_pairs", clustering.build_near_duplicate_pairs),
+    ("core.near_duplicate_pairs", nearindex.build_near_duplicate_pairs),
     ("core.contradictions", contradictions.build_contradictions),
     ("core.near_duplicate_clusters", clustering.build_near_duplicate_clusters),
     ("core.principle_proposals", clustering.build_principle_proposals),
@@ -39,6 +39,10 @@ STEPS: list[tuple[str, Callable]] = [
     ("core.curation_audit_log", audit.build_audit_log),
     ("mart.store_health", health_history.build_store_health),
 ]
+
+
+# Tables a step writes beside its own: the near-duplicate stage's index of the work it reuses.
+SIDE_TABLES = ["core.near_duplicate_index", "core.near_duplicate_bands"]
 
 
 def derive_night(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig = CurationConfig(),

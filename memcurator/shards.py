@@ -37,7 +37,7 @@ HISTORY_TABLES = {"mart.store_health": "as_of"}  # kept across nights: merge rep
 
 
 def derived_tables() -> list[Table]:
-    return [TABLES[name] for name, _ in nightly.STEPS]
+    return [TABLES[name] for name in [name for name, _ in nightly.STEPS] + nightly.SIDE_TABLES]
 
 
 def shard_keys(shards: int) -> list[str]:

@@ -53,14 +53,17 @@ def ensure_table(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
 
 
 def replace_table(
-    conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict | list | None = None
+    conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict | list | None = None,
+    own_transaction: bool = True,
 ) -> int:
     """Replace ``table`` with the rows of ``query`` in one transaction; returns the row count.
 
     The table is recreated from its declaration, so NOT NULL and types are enforced on write,
-    and columns are cast and ordered as declared.
+    and columns are cast and ordered as declared. With ``own_transaction=False`` the caller holds
+    the transaction (to replace several tables at once).
     """
-    conn.execute("BEGIN TRANSACTION")
+    if own_transaction:
+        conn.execute("BEGIN TRANSACTION")
     try:
         conn.execute(f"CREATE SCHEMA IF NOT EXISTS {table.schema}")
         conn.execute(f"DROP TABLE IF EXISTS {table.qualified}")
@@ -69,19 +72,21 @@ def replace_table(
             f"INSERT INTO {table.qualified} SELECT {table.select_list('q')} FROM ({query}) q",
             params or {},
         )
-        conn.execute("COMMIT")
+        if own_transaction:
+            conn.execute("COMMIT")
     except Exception:
-        conn.execute("ROLLBACK")
+        if own_transaction:
+            conn.execute("ROLLBACK")
         raise
     return conn.execute(f"SELECT count(*) FROM {table.qualified}").fetchone()[0]
 
 
 def replace_table_from_frame(conn: duckdb.DuckDBPyConnection, table: Table, frame, query: str,
-                            params: dict | None = None, name: str = "frame") -> int:
+                            params: dict | None = None, name: str = "frame", own_transaction: bool = True) -> int:
     """replace_table over a polars frame registered as ``name`` for the duration of the query."""
     conn.register(name, frame.to_arrow())
     try:
-        return replace_table(conn, table, query, params)
+        return replace_table(conn, table, query, params, own_transaction)
     finally:
         conn.unregister(name)
 

@@ -1,0 +1,203 @@
+"""Nights that cost what changed: the near-duplicate stage reuses its work on unchanged entries.
+
+Two tables carry the stage's work from one night to the next:
+- ``core.near_duplicate_index``: per entry, a fingerprint of what the stage reads (normalised text,
+  tags, first write), its shingle-set key and the knobs in force;
+- ``core.near_duplicate_bands``: per entry and LSH band, the band key of its MinHash signature.
+
+A night compares each entry's fingerprint with the index. Unchanged entries keep their keys and
+their verified near-duplicate pairs among themselves (a pair depends only on its two entries).
+Only changed and new entries are shingled and hashed, and only their band keys are joined
+against the stored band index (in DuckDB) to find new candidates, which are verified exactly.
+Exact-copy pairs are regrouped every night from the stored set keys (groups, not pairs). With no
+index, other knobs, or more than ``incremental_max_changed_share`` of the entries changed, the
+stage runs in full. Either way the pairs are those of the full computation (tested night by night),
+so the tables stay a pure function of the log, the decisions, the configuration and ``as_of``.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import duckdb
+import polars as pl
+
+from memcurator import clustering
+from memcurator.config import CurationConfig
+from memcurator.store import ensure_table, replace_table_from_frame
+from memcurator.tables import AS_OF, NS, C, Table, register
+
+NEAR_DUPLICATE_INDEX = register(Table(
+    "core", "near_duplicate_index",
+    "One row per entry: what the near-duplicate stage computed from it, reused while it is unchanged.",
+    (
+        NS,
+        C("entry_id", "VARCHAR", "The entry.", False),
+        C("fingerprint", "UBIGINT", "Hash of the normalised text, tags and first write time.", False),
+        C("set_key", "UBIGINT", "Hash of the shingle set: entries with the same key are exact copies.", False),
+        C("params", "VARCHAR", "The knobs the keys were computed with (JSON); other knobs recompute everything.", False),
+        AS_OF,
+    ),
+    key=("namespace", "entry_id"),
+))
+
+NEAR_DUPLICATE_BANDS = register(Table(
+    "core", "near_duplicate_bands",
+    "One row per (entry, LSH band): the band key of the entry's MinHash signature (the stored band index).",
+    (
+        NS,
+        C("entry_id", "VARCHAR", "The entry (entries without shingles have no bands).", False),
+        C("band", "SMALLINT", "Band number, 0 to lsh_bands - 1.", False),
+        C("key", "UBIGINT", "Hash of the band's rows of the signature.", False),
+    ),
+    key=("namespace", "entry_id", "band"),
+))
+
+
+def params(cfg: CurationConfig) -> str:
+    return json.dumps({
+        "shingle_words": cfg.shingle_words, "drop_stopwords": cfg.shingle_drop_stopwords,
+        "permutations": cfg.minhash_permutations, "bands": cfg.lsh_bands,
+        "threshold": cfg.near_duplicate_threshold, "exact_cap": clustering.EXACT_GROUP_PAIR_CAP,
+        "specific": clustering.SPECIFIC,
+    }, sort_keys=True)
+
+
+def fingerprinted(docs: pl.DataFrame) -> pl.DataFrame:
+    return docs.with_columns(pl.concat_str([
+        pl.col("norm_text").fill_null(""), pl.col("tags").list.join("\x1e").fill_null(""),
+        pl.col("first_written_at").cast(pl.String).fill_null("")], separator="\x1f").hash().alias("fingerprint"))
+
+
+def build_near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
+    """MinHash/LSH candidates within each namespace, every one verified by exact Jaccard; reuses the
+    previous night's work on unchanged entries. The pairs, the index and the band index change together."""
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        pairs, _ = near_duplicate_pairs(conn, as_of, cfg)
+        count = replace_table_from_frame(conn, clustering.NEAR_DUPLICATE_PAIRS, pairs,
+                                         "select *, $threshold as threshold, $as_of as as_of from frame",
+                                         {"threshold": cfg.near_duplicate_threshold, "as_of": as_of},
+                                         own_transaction=False)
+        conn.execute("COMMIT")
+    except Exception:
+        conn.execute("ROLLBACK")
+        raise
+    return count
+
+
+def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> tuple[pl.DataFrame, str]:
+    """This night's pairs (those of the full computation) and how they were found: full or incremental.
+
+    Rewrites the index and the band index; the caller writes the pairs in the same transaction."""
+    for table in (NEAR_DUPLICATE_INDEX, NEAR_DUPLICATE_BANDS):
+        ensure_table(conn, table)
+    entries = conn.execute("select namespace, entry_id, norm_text, first_written_at, tags from core.entries").pl()
+    docs = fingerprinted(clustering.ordered_docs(entries))
+    knobs = params(cfg)
+    previous = conn.execute("select namespace, entry_id, fingerprint, set_key from core.near_duplicate_index "
+                            "where params = $p", {"p": knobs}).pl()
+    stale_knobs = conn.execute("select count(*) from core.near_duplicate_index where params <> $p",
+                               {"p": knobs}).fetchone()[0]
+    known = docs.join(previous, on=["namespace", "entry_id", "fingerprint"], how="left")
+    changed = known.filter(pl.col("set_key").is_null()).height
+    if stale_knobs or previous.height == 0 or changed > cfg.incremental_max_changed_share * max(docs.height, 1):
+        pairs, keys = clustering.near_duplicate_pairs_and_keys(entries, cfg)
+        index = docs.select("namespace", "entry_id", "fingerprint").join(keys, on=["namespace", "entry_id"])
+        _write_index(conn, index, _bands(index), knobs, as_of, replace_bands=True)
+        return pairs, "full"
+    return _incremental(conn, known, cfg, knobs, as_of), "incremental"
+
+
+def _incremental(conn: duckdb.DuckDBPyConnection, known: pl.DataFrame, cfg: CurationConfig, knobs: str,
+                 as_of: datetime) -> pl.DataFrame:
+    unchanged = known.filter(pl.col("set_key").is_not_null())
+    fresh = clustering.with_text_keys(known.filter(pl.col("set_key").is_null()).drop("set_key"), cfg)
+    hashed = fresh.filter(pl.col("shingles").list.len() > 0)
+    fresh_bands = _bands(hashed.select("doc", "namespace", "entry_id").with_columns(
+        pl.Series("band_keys", clustering.band_keys_of(hashed["shingles"], cfg))))
+
+    # the band index keeps unchanged entries only; the changed ones' bands are replaced below
+    conn.register("kept", unchanged.select("namespace", "entry_id").to_arrow())
+    conn.register("fresh_bands", fresh_bands.to_arrow())
+    try:
+        conn.execute("delete from core.near_duplicate_bands b where not exists "
+                     "(select 1 from kept k where k.namespace = b.namespace and k.entry_id = b.entry_id)")
+        old_partners = conn.execute(
+            "select distinct f.doc as x, b.entry_id as partner, f.namespace from fresh_bands f "
+            "join core.near_duplicate_bands b on b.namespace = f.namespace and b.band = f.band and b.key = f.key").pl()
+        reused = conn.execute("select namespace, entry_a, entry_b, similarity from core.near_duplicate_pairs "
+                              "where method = 'minhash'").pl()
+    finally:
+        conn.unregister("kept")
+        conn.unregister("fresh_bands")
+
+    docs = pl.concat([unchanged.select("doc", "namespace", "entry_id", "norm_text", "tags", "set_key"),
+                      fresh.select("doc", "namespace", "entry_id", "norm_text", "tags", "set_key")]).sort("doc")
+    exact, _ = clustering.exact_copy_pairs(docs)
+
+    ids = unchanged.select("namespace", pl.col("entry_id").alias("partner"), pl.col("doc").alias("y"))
+    with_old = old_partners.join(ids, on=["namespace", "partner"]).select("x", "y")
+    among_new = (fresh_bands.join(fresh_bands, on=["namespace", "band", "key"], suffix="_b")
+                 .filter(pl.col("doc") < pl.col("doc_b")).select(pl.col("doc").alias("x"), pl.col("doc_b").alias("y")))
+    candidates = (pl.concat([with_old, among_new])
+                  .select(pl.min_horizontal("x", "y").alias("a"), pl.max_horizontal("x", "y").alias("b")).unique())
+    near = _verified(candidates, docs, fresh, cfg)
+
+    by_id = unchanged.select("namespace", "entry_id", "doc")
+    kept_pairs = (reused.join(by_id.rename({"entry_id": "entry_a", "doc": "a"}), on=["namespace", "entry_a"])
+                  .join(by_id.rename({"entry_id": "entry_b", "doc": "b"}), on=["namespace", "entry_b"])
+                  .select(pl.min_horizontal("a", "b").alias("a"), pl.max_horizontal("a", "b").alias("b"), "similarity",
+                          pl.lit("minhash").alias("method")))
+    involved = pl.concat([exact.select("a", "b"), near.select("a", "b")])
+    texts = docs.join(pl.concat([involved["a"], involved["b"]]).unique().to_frame("doc"), on="doc")
+    new_pairs = clustering.compatible(pl.concat([exact, near]).unique(["a", "b"], keep="first"),
+                                      clustering.with_text_keys(texts.drop("set_key"), cfg))
+    pairs = pl.concat([new_pairs, kept_pairs]).unique(["a", "b"], keep="first")
+    result = clustering.with_entry_ids(pairs, docs).sort("a", "b").select(list(clustering._PAIR_SCHEMA))
+
+    index = pl.concat([part.select("namespace", "entry_id", "fingerprint", "set_key") for part in (unchanged, fresh)])
+    _write_index(conn, index, fresh_bands, knobs, as_of, replace_bands=False)
+    return result
+
+
+def _verified(candidates: pl.DataFrame, docs: pl.DataFrame, fresh: pl.DataFrame, cfg: CurationConfig) -> pl.DataFrame:
+    """Exact Jaccard of the candidates between different shingle sets (same set = exact copy, already paired)."""
+    sets = docs.select("doc", "set_key")
+    candidates = (candidates.join(sets.rename({"doc": "a", "set_key": "ka"}), on="a")
+                  .join(sets.rename({"doc": "b", "set_key": "kb"}), on="b")
+                  .filter(pl.col("ka") != pl.col("kb")).select("a", "b"))
+    needed = pl.concat([candidates["a"], candidates["b"]]).unique().to_frame("doc")
+    known = fresh.select("doc", "shingles").join(needed, on="doc")
+    rest = docs.join(needed, on="doc").join(known.select("doc"), on="doc", how="anti")
+    shingles = pl.concat([known, clustering.with_text_keys(rest.drop("set_key"), cfg).select("doc", "shingles")])
+    verified = clustering.verify(candidates, shingles)
+    return (verified.filter(pl.col("similarity") >= cfg.near_duplicate_threshold)
+            .with_columns(pl.lit("minhash").alias("method")))
+
+
+def _bands(keys: pl.DataFrame) -> pl.DataFrame:
+    """One row per (entry, band) from per-entry band-key lists (entries without shingles have none)."""
+    return (keys.filter(pl.col("band_keys").is_not_null())
+            .with_columns(pl.col("band_keys").cast(pl.List(pl.UInt64)))
+            .with_columns(pl.int_ranges(0, pl.col("band_keys").list.len(), dtype=pl.Int16).alias("band"))
+            .explode("band_keys", "band").rename({"band_keys": "key"}))
+
+
+def _write_index(conn: duckdb.DuckDBPyConnection, index: pl.DataFrame, bands: pl.DataFrame, knobs: str,
+                 as_of: datetime, replace_bands: bool) -> None:
+    """Rewrite the index; replace the band index (full night) or add the changed entries' bands."""
+    conn.register("index_rows", index.select("namespace", "entry_id", "fingerprint", "set_key").to_arrow())
+    conn.register("band_rows", bands.select("namespace", "entry_id", "band", "key").to_arrow())
+    try:
+        conn.execute("delete from core.near_duplicate_index")
+        conn.execute(f"insert into core.near_duplicate_index select {NEAR_DUPLICATE_INDEX.select_list('q')} from "
+                     "(select *, $p as params, $as_of as as_of from index_rows) q", {"p": knobs, "as_of": as_of})
+        if replace_bands:
+            conn.execute("delete from core.near_duplicate_bands")
+        conn.execute(f"insert into core.near_duplicate_bands select {NEAR_DUPLICATE_BANDS.select_list('q')} "
+                     "from band_rows q")
+    finally:
+        conn.unregister("index_rows")
+        conn.unregister("band_rows")

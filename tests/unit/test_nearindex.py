@@ -1,0 +1,138 @@
+"""The incremental near-duplicate stage gives the full computation's pairs, night after night."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from datetime import date, timedelta
+
+import pytest
+
+from memcurator import clustering, demo, ingest, nearindex, night, store
+from memcurator.config import CurationConfig
+from memcurator.crash import table_hashes
+from memcurator.entries import as_of_for_night
+from memcurator.home import Home
+
+CFG = CurationConfig()
+FIRST = date(2026, 11, 20)
+KEY = ["namespace", "entry_a", "entry_b"]
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory) -> Home:
+    home = Home.from_env(tmp_path_factory.mktemp("nearindex") / "home").ensure()
+    demo.generate(home.landing, home.truth, writes=2_500, namespaces=5, days=30, seed=9, end=FIRST + timedelta(days=8))
+    with store.connect(home.store) as conn:
+        ingest.ingest_landing(conn, home.landing, home.lake, CFG)
+    return home
+
+
+@pytest.fixture
+def conn(fleet, tmp_path):
+    path = tmp_path / "store.duckdb"
+    shutil.copyfile(fleet.store, path)
+    with store.connect(path) as c:
+        yield c
+
+
+def _night(conn, day: date, cfg: CurationConfig = CFG) -> str:
+    """Derive the tables the stage reads, then the stage; returns how it ran."""
+    as_of = as_of_for_night(day)
+    for name, build in night.STEPS:
+        if name == "core.near_duplicate_pairs":
+            break
+        build(conn, as_of, cfg)
+    return _stage(conn, as_of, cfg)
+
+
+def _stage(conn, as_of, cfg: CurationConfig = CFG) -> str:
+    conn.execute("BEGIN TRANSACTION")
+    pairs, how = nearindex.near_duplicate_pairs(conn, as_of, cfg)
+    conn.execute("COMMIT")
+    conn.register("pairs", pairs.to_arrow())
+    conn.execute("create or replace table core.near_duplicate_pairs as select * from pairs")
+    conn.unregister("pairs")
+    return how
+
+
+def _assert_full_pairs(conn, cfg: CurationConfig = CFG) -> int:
+    entries = conn.execute("select namespace, entry_id, norm_text, first_written_at, tags from core.entries").pl()
+    want = clustering.near_duplicate_pairs(entries, cfg).sort(KEY)
+    got = conn.execute("select namespace, entry_a, entry_b, similarity, method from core.near_duplicate_pairs").pl()
+    assert got.sort(KEY).equals(want.select(got.columns)), "incremental pairs differ from the full computation"
+    return got.height
+
+
+@pytest.mark.parametrize("order", [range(9), [8, 0, 4, 3, 7, 7]], ids=["forward", "backfill"])
+def test_every_night_gives_the_full_pairs(conn, order):
+    hows = []
+    for k in order:
+        hows.append(_night(conn, FIRST + timedelta(days=k)))
+        assert _assert_full_pairs(conn) > 0
+    assert hows[0] == "full" and hows.count("incremental") >= len(hows) - 2
+
+
+def test_changed_texts_tags_and_removed_entries_are_recomputed(conn):
+    last = FIRST + timedelta(days=8)
+    assert _night(conn, last) == "full"
+    pair = conn.execute("select namespace, entry_a, entry_b from core.near_duplicate_pairs "
+                        "where method = 'minhash' order by all limit 3").fetchall()
+    ns, a, b = pair[0]
+    # a restatement changes one entry's text, another gets a disjoint subject tag, a third is purged
+    conn.execute("update core.entries set norm_text = norm_text || ' plus a wholly new clause about kafka retention' "
+                 "where namespace = ? and entry_id = ?", [ns, a])
+    conn.execute("update core.entries set tags = ['subject-nobody-else-uses'] where namespace = ? and entry_id = ?",
+                 list(pair[1][:1]) + [pair[1][2]])
+    conn.execute("delete from core.entries where namespace = ? and entry_id = ?", [pair[2][0], pair[2][1]])
+    assert _stage(conn, as_of_for_night(last)) == "incremental"
+    _assert_full_pairs(conn)
+
+
+def test_other_knobs_or_a_large_change_recompute_everything(conn):
+    day = FIRST + timedelta(days=8)
+    assert _night(conn, day) == "full"
+    stricter = replace(CFG, near_duplicate_threshold=0.7)
+    assert _stage(conn, as_of_for_night(day), stricter) == "full"
+    _assert_full_pairs(conn, stricter)
+    conn.execute("update core.entries set norm_text = norm_text || ' changed'")
+    assert _stage(conn, as_of_for_night(day), stricter) == "full"
+    _assert_full_pairs(conn, stricter)
+
+
+def test_a_night_after_an_incremental_chain_has_the_fresh_stores_tables(fleet, tmp_path):
+    """Every table (pairs, clusters, proposals, index, band index, ...) as in a store derived once."""
+    chained, fresh = tmp_path / "chained.duckdb", tmp_path / "fresh.duckdb"
+    for path, nights in ((chained, (0, 3, 6, 8)), (fresh, (8,))):
+        shutil.copyfile(fleet.store, path)
+        with store.connect(path) as conn:
+            for k in nights:
+                night.derive_night(conn, as_of_for_night(FIRST + timedelta(days=k)), CFG)
+    # the health history is the one table that keeps earlier nights: compare this night's slice
+    mine, theirs = table_hashes(chained), table_hashes(fresh)
+    assert set(mine) == set(theirs) and "core.near_duplicate_bands" in mine
+    assert {k: v for k, v in mine.items() if k != "mart.store_health"} == \
+        {k: v for k, v in theirs.items() if k != "mart.store_health"}
+    with store.connect(chained, read_only=True) as conn:
+        conn.execute(f"attach '{fresh}' as fresh (read_only)")
+        differ = conn.execute("select count(*) from (select * from mart.store_health where night = ? "
+                              "except select * from fresh.mart.store_health)", [FIRST + timedelta(days=8)]).fetchone()[0]
+    assert differ == 0
+
+
+def test_the_band_index_holds_exactly_the_current_entries(conn):
+    """After removals (a backfill to an earlier night) and a changed text, the stored bands are those
+    a full computation stores: no stale band of a changed or vanished entry is left behind."""
+    assert [_night(conn, FIRST + timedelta(days=k)) for k in (8, 2)] == ["full", "incremental"]
+    conn.execute("update core.entries set norm_text = 'an entirely different note about grpc deadlines' "
+                 "where entry_id = (select min(entry_id) from core.entries)")
+    as_of = as_of_for_night(FIRST + timedelta(days=2))
+    assert _stage(conn, as_of) == "incremental"
+    bands = "select namespace, entry_id, band, key from core.near_duplicate_bands order by all"
+    index = "select namespace, entry_id, fingerprint, set_key from core.near_duplicate_index order by all"
+    kept = conn.execute(bands).fetchall(), conn.execute(index).fetchall()
+    conn.execute("delete from core.near_duplicate_index")
+    assert _stage(conn, as_of) == "full"
+    assert kept == (conn.execute(bands).fetchall(), conn.execute(index).fetchall())
+    per_entry = conn.execute("select count(*) from core.near_duplicate_bands group by namespace, entry_id").pl()
+    assert set(per_entry["count_star()"].to_list()) == {CFG.lsh_bands}
