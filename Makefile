@@ -75,13 +75,15 @@ eval: setup
 crash: setup
 	$(BIN)/memcurator crash-test --kills 20 --out reports/crash.json
 
-## Benchmarks (not timed tests): 10k and 100k entries with a churn night, recall latency on a 50k-entry
-## namespace; BENCH_SIZES="10000 100000 1000000" adds the million. Writes docs/performance.md.
+## Benchmarks (not timed tests): 10k and 100k entries with a churn night, medians of BENCH_REPEAT runs,
+## recall latency on a 50k-entry namespace; BENCH_SIZES="10000 100000 1000000" adds the million.
+## Writes docs/performance.md.
 BENCH_SIZES ?= 10000 100000
+BENCH_REPEAT ?= 3
 bench: setup
 	mkdir -p reports/bench
 	for n in $(BENCH_SIZES); do \
-		$(BIN)/memcurator bench --entries $$n --namespaces $$((n / 100)) --churn 0.01 \
+		$(BIN)/memcurator bench --entries $$n --namespaces $$((n / 100)) --churn 0.01 --repeat $(BENCH_REPEAT) \
 			$$( [ $$n = 100000 ] && echo --recall-entries 50000 ) --out reports/bench/bench-$$n.json || exit 1; \
 	done
 	$(BIN)/memcurator bench-report $(foreach n,$(BENCH_SIZES),reports/bench/bench-$(n).json)

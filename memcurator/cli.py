@@ -533,15 +533,21 @@ def bench_command(entries: int = typer.Option(100_000, help="Entries (memory wri
                   baseline_entries: int = typer.Option(20_000, help="Entries the naive datasketch baseline runs on."),
                   recall_entries: int = typer.Option(0, help="Also time recall() on one namespace of this many entries."),
                   workdir: Path = typer.Option(Path("reports/bench-home"), help="Scratch home (emptied first)."),
+                  repeat: int = typer.Option(1, min=1, help="Runs; the report gives their medians."),
                   out: Optional[Path] = typer.Option(None, "--out", help="Write the result as JSON here.")) -> None:
     """Time the nightly derivation stage by stage on a generated fleet, against a naive baseline."""
     import orjson
 
-    from memcurator.bench import recall_latency, run_bench
+    from memcurator.bench import combine, recall_latency, run_bench
 
-    shutil.rmtree(workdir, ignore_errors=True)
-    result = run_bench(workdir / "fleet", entries, namespaces, words, churn, baseline_entries=baseline_entries,
-                       progress=console.print)
+    runs = []
+    for number in range(repeat):
+        shutil.rmtree(workdir, ignore_errors=True)
+        if repeat > 1:
+            console.print(f"run {number + 1} of {repeat}")
+        runs.append(run_bench(workdir / "fleet", entries, namespaces, words, churn, baseline_entries=baseline_entries,
+                              progress=console.print))
+    result = combine(runs)
     if recall_entries:
         result["recall"] = recall_latency(workdir / "recall", recall_entries)
         console.print(f"recall on a {recall_entries:,}-entry namespace, warm: p50 {result['recall']['p50_ms']} ms, "
@@ -570,6 +576,7 @@ def bench_report_command(results: list[Path] = typer.Argument(..., exists=True, 
     loaded = [orjson.loads(p.read_bytes()) for p in results]
     commands = [f"memcurator bench --entries {r['entries']} --namespaces {r['namespaces']} --words {r['words']}"
                 + (f" --churn {r['churn']['share']}" if "churn" in r else "")
+                + (f" --repeat {r['repeats']}" if r.get("repeats", 1) > 1 else "")
                 + (f" --recall-entries {r['recall']['entries']}" if "recall" in r else "") + f" --out {p}"
                 for r, p in zip(loaded, results)]
     write_report(loaded, commands + [f"memcurator bench-report {' '.join(map(str, results))}"], out)
