@@ -1,14 +1,13 @@
 """Nights that cost what changed: the near-duplicate stage reuses its work on unchanged entries.
 
-Two tables carry the stage's work from one night to the next:
-- ``core.near_duplicate_index``: per entry, a fingerprint of what the stage reads (normalised text,
-  tags, first write), its shingle-set key and the knobs in force;
-- ``core.near_duplicate_bands``: per entry and LSH band, the band key of its MinHash signature.
+``core.near_duplicate_index`` carries the stage's work from one night to the next: per entry, a
+fingerprint of what the stage reads (normalised text, tags, first write), its shingle-set key, the
+LSH band keys of its MinHash signature, and the knobs in force.
 
 A night compares each entry's fingerprint with the index. Unchanged entries keep their keys and
 their verified near-duplicate pairs among themselves (a pair depends only on its two entries).
 Only changed and new entries are shingled and hashed, and only their band keys are joined
-against the stored band index (in DuckDB) to find new candidates, which are verified exactly.
+against the stored band keys (unnested in DuckDB) to find new candidates, which are verified exactly.
 Exact-copy pairs are regrouped every night from the stored set keys (groups, not pairs). With no
 index, other knobs, or more than ``incremental_max_changed_share`` of the entries changed, the
 stage runs in full. Either way the pairs are those of the full computation (tested night by night),
@@ -36,28 +35,18 @@ NEAR_DUPLICATE_INDEX = register(Table(
         C("entry_id", "VARCHAR", "The entry.", False),
         C("fingerprint", "UBIGINT", "Hash of the normalised text, tags and first write time.", False),
         C("set_key", "UBIGINT", "Hash of the shingle set: entries with the same key are exact copies.", False),
+        C("band_keys", "UBIGINT[]", "LSH band keys of the MinHash signature, band by band (none without shingles)."),
         C("params", "VARCHAR", "The knobs the keys were computed with (JSON); other knobs recompute everything.", False),
         AS_OF,
     ),
     key=("namespace", "entry_id"),
 ))
-
-NEAR_DUPLICATE_BANDS = register(Table(
-    "core", "near_duplicate_bands",
-    "One row per (entry, LSH band): the band key of the entry's MinHash signature (the stored band index).",
-    (
-        NS,
-        C("entry_id", "VARCHAR", "The entry (entries without shingles have no bands).", False),
-        C("band", "SMALLINT", "Band number, 0 to lsh_bands - 1.", False),
-        C("key", "UBIGINT", "Hash of the band's rows of the signature.", False),
-    ),
-    key=("namespace", "entry_id", "band"),
-))
+VERSION = 1  # raise when the way keys are computed changes: a stored index of another version is recomputed
 
 
 def params(cfg: CurationConfig) -> str:
     return json.dumps({
-        "shingle_words": cfg.shingle_words, "drop_stopwords": cfg.shingle_drop_stopwords,
+        "version": VERSION, "shingle_words": cfg.shingle_words, "drop_stopwords": cfg.shingle_drop_stopwords,
         "permutations": cfg.minhash_permutations, "bands": cfg.lsh_bands,
         "threshold": cfg.near_duplicate_threshold, "exact_cap": clustering.EXACT_GROUP_PAIR_CAP,
         "specific": clustering.SPECIFIC,
@@ -72,7 +61,7 @@ def fingerprinted(docs: pl.DataFrame) -> pl.DataFrame:
 
 def build_near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
     """MinHash/LSH candidates within each namespace, every one verified by exact Jaccard; reuses the
-    previous night's work on unchanged entries. The pairs, the index and the band index change together."""
+    previous night's work on unchanged entries. The pairs and the index change together."""
     conn.execute("BEGIN TRANSACTION")
     try:
         pairs, _ = near_duplicate_pairs(conn, as_of, cfg)
@@ -90,9 +79,8 @@ def build_near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime,
 def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> tuple[pl.DataFrame, str]:
     """This night's pairs (those of the full computation) and how they were found: full or incremental.
 
-    Rewrites the index and the band index; the caller writes the pairs in the same transaction."""
-    for table in (NEAR_DUPLICATE_INDEX, NEAR_DUPLICATE_BANDS):
-        ensure_table(conn, table)
+    Rewrites the index; the caller writes the pairs in the same transaction."""
+    ensure_table(conn, NEAR_DUPLICATE_INDEX)
     entries = conn.execute("select namespace, entry_id, norm_text, first_written_at, tags from core.entries").pl()
     docs = fingerprinted(clustering.ordered_docs(entries))
     knobs = params(cfg)
@@ -104,8 +92,9 @@ def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
     changed = known.filter(pl.col("set_key").is_null()).height
     if stale_knobs or previous.height == 0 or changed > cfg.incremental_max_changed_share * max(docs.height, 1):
         pairs, keys = clustering.near_duplicate_pairs_and_keys(entries, cfg)
-        index = docs.select("namespace", "entry_id", "fingerprint").join(keys, on=["namespace", "entry_id"])
-        _write_index(conn, index, _bands(index), knobs, as_of, replace_bands=True)
+        conn.execute("delete from core.near_duplicate_index")
+        _add_to_index(conn, docs.select("namespace", "entry_id", "fingerprint").join(keys, on=["namespace", "entry_id"]),
+                      knobs, as_of)
         return pairs, "full"
     return _incremental(conn, known, cfg, knobs, as_of), "incremental"
 
@@ -115,18 +104,26 @@ def _incremental(conn: duckdb.DuckDBPyConnection, known: pl.DataFrame, cfg: Cura
     unchanged = known.filter(pl.col("set_key").is_not_null())
     fresh = clustering.with_text_keys(known.filter(pl.col("set_key").is_null()).drop("set_key"), cfg)
     hashed = fresh.filter(pl.col("shingles").list.len() > 0)
-    fresh_bands = _bands(hashed.select("doc", "namespace", "entry_id").with_columns(
-        pl.Series("band_keys", clustering.band_keys_of(hashed["shingles"], cfg))))
+    hashed = hashed.with_columns(
+        pl.Series("band_keys", clustering.band_keys_of(hashed["shingles"], cfg)).cast(pl.List(pl.UInt64)))
+    fresh_bands = (hashed.select("doc", "namespace", "entry_id", "band_keys")
+                   .with_columns(pl.int_ranges(0, pl.col("band_keys").list.len(), dtype=pl.Int16).alias("band"))
+                   .explode("band_keys", "band").rename({"band_keys": "key"}))
 
-    # the band index keeps unchanged entries only; the changed ones' bands are replaced below
-    conn.register("kept", unchanged.select("namespace", "entry_id").to_arrow())
+    # the index keeps its unchanged entries (their band keys are the stored band index); changed ones are re-added
+    conn.register("kept", unchanged.select("namespace", "entry_id", "fingerprint").to_arrow())
     conn.register("fresh_bands", fresh_bands.to_arrow())
     try:
-        conn.execute("delete from core.near_duplicate_bands b where not exists "
-                     "(select 1 from kept k where k.namespace = b.namespace and k.entry_id = b.entry_id)")
+        conn.execute("delete from core.near_duplicate_index i where not exists (select 1 from kept k where "
+                     "k.namespace = i.namespace and k.entry_id = i.entry_id and k.fingerprint = i.fingerprint)")
+        conn.execute("update core.near_duplicate_index set as_of = $as_of", {"as_of": as_of})
         old_partners = conn.execute(
-            "select distinct f.doc as x, b.entry_id as partner, f.namespace from fresh_bands f "
-            "join core.near_duplicate_bands b on b.namespace = f.namespace and b.band = f.band and b.key = f.key").pl()
+            """with stored as (
+                   select namespace, entry_id, unnest(band_keys) as key, unnest(range(len(band_keys)))::smallint as band
+                   from core.near_duplicate_index where band_keys is not null
+               )
+               select distinct f.doc as x, s.entry_id as partner, f.namespace from fresh_bands f
+               join stored s on s.namespace = f.namespace and s.band = f.band and s.key = f.key""").pl()
         reused = conn.execute("select namespace, entry_a, entry_b, similarity from core.near_duplicate_pairs "
                               "where method = 'minhash'").pl()
     finally:
@@ -157,8 +154,7 @@ def _incremental(conn: duckdb.DuckDBPyConnection, known: pl.DataFrame, cfg: Cura
     pairs = pl.concat([new_pairs, kept_pairs]).unique(["a", "b"], keep="first")
     result = clustering.with_entry_ids(pairs, docs).sort("a", "b").select(list(clustering._PAIR_SCHEMA))
 
-    index = pl.concat([part.select("namespace", "entry_id", "fingerprint", "set_key") for part in (unchanged, fresh)])
-    _write_index(conn, index, fresh_bands, knobs, as_of, replace_bands=False)
+    _add_to_index(conn, fresh.join(hashed.select("doc", "band_keys"), on="doc", how="left"), knobs, as_of)
     return result
 
 
@@ -177,27 +173,10 @@ def _verified(candidates: pl.DataFrame, docs: pl.DataFrame, fresh: pl.DataFrame,
             .with_columns(pl.lit("minhash").alias("method")))
 
 
-def _bands(keys: pl.DataFrame) -> pl.DataFrame:
-    """One row per (entry, band) from per-entry band-key lists (entries without shingles have none)."""
-    return (keys.filter(pl.col("band_keys").is_not_null())
-            .with_columns(pl.col("band_keys").cast(pl.List(pl.UInt64)))
-            .with_columns(pl.int_ranges(0, pl.col("band_keys").list.len(), dtype=pl.Int16).alias("band"))
-            .explode("band_keys", "band").rename({"band_keys": "key"}))
-
-
-def _write_index(conn: duckdb.DuckDBPyConnection, index: pl.DataFrame, bands: pl.DataFrame, knobs: str,
-                 as_of: datetime, replace_bands: bool) -> None:
-    """Rewrite the index; replace the band index (full night) or add the changed entries' bands."""
-    conn.register("index_rows", index.select("namespace", "entry_id", "fingerprint", "set_key").to_arrow())
-    conn.register("band_rows", bands.select("namespace", "entry_id", "band", "key").to_arrow())
+def _add_to_index(conn: duckdb.DuckDBPyConnection, rows: pl.DataFrame, knobs: str, as_of: datetime) -> None:
+    conn.register("index_rows", rows.select("namespace", "entry_id", "fingerprint", "set_key", "band_keys").to_arrow())
     try:
-        conn.execute("delete from core.near_duplicate_index")
         conn.execute(f"insert into core.near_duplicate_index select {NEAR_DUPLICATE_INDEX.select_list('q')} from "
                      "(select *, $p as params, $as_of as as_of from index_rows) q", {"p": knobs, "as_of": as_of})
-        if replace_bands:
-            conn.execute("delete from core.near_duplicate_bands")
-        conn.execute(f"insert into core.near_duplicate_bands select {NEAR_DUPLICATE_BANDS.select_list('q')} "
-                     "from band_rows q")
     finally:
         conn.unregister("index_rows")
-        conn.unregister("band_rows")

@@ -42,7 +42,7 @@ STEPS: list[tuple[str, Callable]] = [
 
 
 # Tables a step writes beside its own: the near-duplicate stage's index of the work it reuses.
-SIDE_TABLES = ["core.near_duplicate_index", "core.near_duplicate_bands"]
+SIDE_TABLES = ["core.near_duplicate_index"]
 
 
 def derive_night(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig = CurationConfig(),

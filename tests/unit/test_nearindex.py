@@ -110,7 +110,7 @@ def test_a_night_after_an_incremental_chain_has_the_fresh_stores_tables(fleet, t
                 night.derive_night(conn, as_of_for_night(FIRST + timedelta(days=k)), CFG)
     # the health history is the one table that keeps earlier nights: compare this night's slice
     mine, theirs = table_hashes(chained), table_hashes(fresh)
-    assert set(mine) == set(theirs) and "core.near_duplicate_bands" in mine
+    assert set(mine) == set(theirs) and "core.near_duplicate_index" in mine
     assert {k: v for k, v in mine.items() if k != "mart.store_health"} == \
         {k: v for k, v in theirs.items() if k != "mart.store_health"}
     with store.connect(chained, read_only=True) as conn:
@@ -120,19 +120,20 @@ def test_a_night_after_an_incremental_chain_has_the_fresh_stores_tables(fleet, t
     assert differ == 0
 
 
-def test_the_band_index_holds_exactly_the_current_entries(conn):
-    """After removals (a backfill to an earlier night) and a changed text, the stored bands are those
-    a full computation stores: no stale band of a changed or vanished entry is left behind."""
+def test_the_index_holds_exactly_what_a_full_night_stores(conn):
+    """After removals (a backfill to an earlier night) and a changed text, the index is the one a full
+    computation stores: no stale band key of a changed or vanished entry is left behind."""
     assert [_night(conn, FIRST + timedelta(days=k)) for k in (8, 2)] == ["full", "incremental"]
     conn.execute("update core.entries set norm_text = 'an entirely different note about grpc deadlines' "
                  "where entry_id = (select min(entry_id) from core.entries)")
     as_of = as_of_for_night(FIRST + timedelta(days=2))
     assert _stage(conn, as_of) == "incremental"
-    bands = "select namespace, entry_id, band, key from core.near_duplicate_bands order by all"
-    index = "select namespace, entry_id, fingerprint, set_key from core.near_duplicate_index order by all"
-    kept = conn.execute(bands).fetchall(), conn.execute(index).fetchall()
+    index = "select * from core.near_duplicate_index order by all"
+    kept = conn.execute(index).fetchall()
     conn.execute("delete from core.near_duplicate_index")
     assert _stage(conn, as_of) == "full"
-    assert kept == (conn.execute(bands).fetchall(), conn.execute(index).fetchall())
-    per_entry = conn.execute("select count(*) from core.near_duplicate_bands group by namespace, entry_id").pl()
-    assert set(per_entry["count_star()"].to_list()) == {CFG.lsh_bands}
+    assert kept == conn.execute(index).fetchall()
+    assert conn.execute("select count(*) from core.near_duplicate_index").fetchone()[0] == \
+        conn.execute("select count(*) from core.entries").fetchone()[0]
+    lengths = conn.execute("select distinct len(band_keys) from core.near_duplicate_index").fetchall()
+    assert lengths == [(CFG.lsh_bands,)]
