@@ -7,12 +7,13 @@ stood.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import date, datetime, time, timedelta
 
 import duckdb
 
 from memcurator import sql
-from memcurator.store import replace_table
+from memcurator.store import ensure_table, replace_table
 from memcurator.tables import CHECKS, ENTRIES, ENTRY_USAGE, MEMORY_WRITES, RECALL_RESULTS, RUNS, Table
 
 
@@ -27,8 +28,28 @@ def _build(conn: duckdb.DuckDBPyConnection, table: Table, query_name: str, as_of
 
 
 def build_memory_writes(conn, as_of: datetime, cfg=None) -> int:
-    """Flattens each memory.write payload; derives the entry id from the content when not given."""
-    return _build(conn, MEMORY_WRITES, "memory_writes", as_of)
+    """Flattens each memory.write payload; derives the entry id from the content when not given.
+
+    A write is flattened once: the rows of writes still in the log and before ``as_of`` are carried
+    over from the previous night when that night used this same query and declaration (their
+    version is the table's comment), and only the other writes are parsed. A row depends only on its
+    event, so the table is the one a full parse gives (tested)."""
+    query = sql.load("memory_writes")
+    version = "memory_writes:" + hashlib.sha256((query + MEMORY_WRITES.ddl()).encode()).hexdigest()[:16]
+    ensure_table(conn, MEMORY_WRITES)
+    same = conn.execute("select comment = $v from duckdb_tables() where schema_name = 'core' "
+                        "and table_name = 'memory_writes'", {"v": version}).fetchone()[0]
+    conn.execute(
+        f"""create or replace temp table carried_writes as
+            select * from core.memory_writes as p
+            where {'true' if same else 'false'} and p.ts < $as_of
+              and exists (select 1 from raw.events as e where e.event_id = p.event_id)""", {"as_of": as_of})
+    try:
+        count = replace_table(conn, MEMORY_WRITES, query, {"as_of": as_of})
+        conn.execute(f"comment on table core.memory_writes is '{version}'")
+    finally:
+        conn.execute("drop table if exists carried_writes")
+    return count
 
 
 def build_entries(conn, as_of: datetime, cfg=None) -> int:

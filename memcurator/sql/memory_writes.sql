@@ -1,5 +1,6 @@
 -- One row per memory.write event with ts < $as_of, payload flattened.
--- The payload is parsed once: every field comes from one multi-path extraction.
+-- The payload is parsed once: every field comes from one multi-path extraction. Writes already
+-- flattened by this query (the temp table carried_writes, filled by the builder) are not parsed again.
 with writes as materialized (
     select
         event_id, namespace, ts, run_id, agent_id, actor,
@@ -8,6 +9,7 @@ with writes as materialized (
         json_extract(data, '$.tags') as tags_json
     from raw.events
     where type = 'memory.write' and ts < $as_of
+      and not exists (select 1 from carried_writes as c where c.event_id = raw.events.event_id)
 ),
 
 flat as (
@@ -45,3 +47,7 @@ select
     coalesce(list_sort(list_distinct(from_json(tags_json, '["VARCHAR"]'))), []::varchar[]) as tags,
     $as_of as as_of
 from flat
+
+union all by name
+
+select * replace ($as_of as as_of) from carried_writes

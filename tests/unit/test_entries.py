@@ -99,3 +99,38 @@ def test_tables_are_identical_when_rebuilt(conn, home):
     entries.build_memory_writes(conn, AS_OF)
     entries.build_entries(conn, AS_OF)
     assert conn.execute("select * from core.entries").fetchall() == first
+
+
+def _full_parse(conn, as_of) -> list:
+    """memory_writes as a parse of every write gives it (the carried-over rows ignored)."""
+    conn.execute("comment on table core.memory_writes is null")
+    entries.build_memory_writes(conn, as_of)
+    return conn.execute("select * from core.memory_writes order by all").fetchall()
+
+
+def test_writes_are_flattened_once_and_the_table_is_the_full_parse(conn, home):
+    days = [f"2026-11-0{d}T10:00:00Z" for d in range(1, 8)]
+    build(conn, home, [write(f"note {k} about   retries", entry_id=f"e{k}", ts=ts, data={"tags": ["b", "a", "b"]})
+                       for k, ts in enumerate(days)], as_of=datetime(2026, 11, 4))
+    for as_of in (datetime(2026, 11, 6), datetime(2026, 11, 3), datetime(2026, 11, 8), datetime(2026, 11, 8)):
+        entries.build_memory_writes(conn, as_of)
+        carried = conn.execute("select * from core.memory_writes order by all").fetchall()
+        assert carried == _full_parse(conn, as_of) and carried
+        assert {r[-1] for r in carried} == {as_of}
+    # a write that leaves the log (a purge) leaves the table; a write landed late for an old day is parsed
+    conn.execute("delete from raw.events where type = 'memory.write' and json_extract_string(data, '$.entry_id') = 'e2'")
+    build(conn, home, [write("late note", entry_id="late", ts="2026-11-02T12:00:00Z")], as_of=datetime(2026, 11, 8))
+    got = {r[0] for r in conn.execute("select entry_id from core.memory_writes").fetchall()}
+    assert "e2" not in got and "late" in got
+    assert conn.execute("select * from core.memory_writes order by all").fetchall() == _full_parse(conn, datetime(2026, 11, 8))
+
+
+def test_writes_are_parsed_again_when_the_query_changes(conn, home, monkeypatch):
+    build(conn, home, [write("a note", entry_id="e1", ts="2026-11-01T10:00:00Z")])
+    conn.execute("update core.memory_writes set text = 'stale'")  # what an older query might have produced
+    entries.build_memory_writes(conn, AS_OF)
+    assert row(conn, "core.memory_writes", "e1", "text") == ("stale",), "same query: the row is carried over"
+    original = entries.sql.load
+    monkeypatch.setattr(entries.sql, "load", lambda name: "-- changed\n" + original(name))
+    entries.build_memory_writes(conn, AS_OF)
+    assert row(conn, "core.memory_writes", "e1", "text") == ("a note",)
