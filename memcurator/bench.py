@@ -48,6 +48,17 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _reset_peak() -> None:
+    """Reset the kernel's peak-RSS counter (VmHWM) so that _window_peak_mb covers what follows (Linux)."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def _window_peak_mb() -> float:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) / 1024 for line in f if line.startswith("VmHWM:"))
+
+
 @dataclass
 class Fleet:
     frame: pl.DataFrame          # namespace, entry_id, ts, text, group (-1 when unique)
@@ -201,7 +212,9 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
     as_of = START + timedelta(days=DAYS + 1)
     with store.connect(home.store) as conn:
         stages = [_timed("ingest", lambda: ingest.ingest_landing(conn, home.landing, None, cfg), entries)]
+        _reset_peak()
         stages += derive(conn, as_of, cfg, entries)
+        derivation_peak = _window_peak_mb()
         found = {tuple(r) for r in conn.execute(
             "select namespace, least(entry_a, entry_b), greatest(entry_a, entry_b) from core.near_duplicate_pairs").fetchall()}
     derivation = round(sum(s.wall_s for s in stages if s.name != "ingest"), 3)
@@ -211,6 +224,7 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
         "entries": entries, "namespaces": namespaces, "words": words, "seed": seed,
         "stages": [asdict(s) for s in stages], "derivation_wall_s": derivation,
         "ingest_wall_s": stages[0].wall_s, "peak_rss_mb": round(_peak_mb(), 1),
+        "derivation_peak_rss_mb": round(derivation_peak, 1),
         "near_duplicates": pair_quality(found, fleet.truth) | {"entries_per_s": near.entries_per_s},
     }
     baseline = naive_baseline(fleet, baseline_entries)
@@ -250,6 +264,8 @@ def combine(runs: list[dict]) -> dict:
         "baseline": middle["baseline"] | {"entries_per_s": median(lambda r: r["baseline"]["entries_per_s"])},
         "near_duplicate_speedup": round(median(lambda r: r["near_duplicate_speedup"]), 1),
     }
+    if all("derivation_peak_rss_mb" in r for r in runs):
+        out["derivation_peak_rss_mb"] = max(r["derivation_peak_rss_mb"] for r in runs)
     if "churn" in middle:
         out["churn"] = middle["churn"] | {
             "derivation_wall_s": median(lambda r: r["churn"]["derivation_wall_s"]),
@@ -336,14 +352,15 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
            "Medians of the runs per size (`--repeat`); the derivation is the nightly job's tables from the ingested log "
            "(ingest timed apart). A churn night adds 1 % new writes to the previous night's store and derives again.", "",
            f"![derivation time against entries]({svg_name})", "",
-           "| entries | namespaces | ingest s | derivation s | peak RSS MB | near-dup entries/s | near-dup recall | "
-           "naive entries/s | naive recall | speed-up | churn night |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| entries | namespaces | ingest s | derivation s | derivation peak RSS MB | process peak RSS MB | "
+           "near-dup entries/s | near-dup recall | naive entries/s | naive recall | speed-up | churn night |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         nd, base = r["near_duplicates"], r["baseline"]
         churn = f"{r['churn']['ratio_to_full']:.0%} of full" if "churn" in r else ""
+        derivation_peak = f"{r['derivation_peak_rss_mb']:,.0f}" if "derivation_peak_rss_mb" in r else ""
         out.append(f"| {r['entries']:,} | {r['namespaces']:,} | {r['ingest_wall_s']:.1f} | {r['derivation_wall_s']:.1f} | "
-                   f"{r['peak_rss_mb']:,.0f} | {nd['entries_per_s']:,.0f} | {nd['recall']} | {base['entries_per_s']:,.0f} | "
+                   f"{derivation_peak} | {r['peak_rss_mb']:,.0f} | {nd['entries_per_s']:,.0f} | {nd['recall']} | {base['entries_per_s']:,.0f} | "
                    f"{base['recall']} | {r['near_duplicate_speedup']}x | {churn} |")
     largest = results[-1]
     out += ["", f"Stages at {largest['entries']:,} entries:", "", "| stage | wall s | CPU s | RSS MB | entries/s |",
@@ -359,8 +376,10 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
     met = lambda ok: "met" if ok else "**not met**"  # noqa: E731
     out.append(f"- 1M entries, derivation <= 60 s: {largest['derivation_wall_s']:.0f} s at {largest['entries']:,} entries "
                f"({met(largest['entries'] >= 1_000_000 and largest['derivation_wall_s'] <= 60)})")
-    out.append(f"- peak RSS <= 4 GB: {largest['peak_rss_mb'] / 1024:.1f} GB, generation and ingest included "
-               f"({met(largest['peak_rss_mb'] <= 4096)})")
+    peak = largest.get("derivation_peak_rss_mb", largest["peak_rss_mb"])
+    out.append(f"- peak RSS <= 4 GB: {peak / 1024:.1f} GB during the derivation at {largest['entries']:,} entries "
+               f"(the process, with the generated fleet and ingest: {largest['peak_rss_mb'] / 1024:.1f} GB) "
+               f"({met(largest['entries'] >= 1_000_000 and peak <= 4096)})")
     out.append(f"- near-duplicate stage >= 20x the naive baseline at equal or better recall: "
                f"{largest['near_duplicate_speedup']}x, recall {largest['near_duplicates']['recall']} vs "
                f"{largest['baseline']['recall']} ({met(largest['near_duplicate_speedup'] >= 20)})")
