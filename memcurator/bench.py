@@ -340,9 +340,9 @@ def _scaling_svg(points: list[tuple[int, float]], width: int = 520, height: int 
     return "".join(parts)
 
 
-REUSE = ("The near-duplicate stage reuses its work on unchanged entries (memcurator/nearindex.py) and "
-         "core.memory_writes carries over the writes it has already flattened; the other stages derive "
-         "everything again.")
+REUSE = ("Reused from the previous night: core.memory_writes keeps the writes it has flattened, core.entries "
+         "refolds only entries whose writes changed (core.entry_sources), the near-duplicate stage keeps keys and "
+         "pairs of unchanged entries (memcurator/nearindex.py); the other stages derive everything again.")
 
 
 def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:

@@ -14,7 +14,8 @@ import duckdb
 
 from memcurator import sql
 from memcurator.store import ensure_table, replace_table
-from memcurator.tables import CHECKS, ENTRIES, ENTRY_USAGE, MEMORY_WRITES, RECALL_RESULTS, RUNS, Table
+from memcurator.tables import (AS_OF, CHECKS, ENTRIES, ENTRY, ENTRY_USAGE, MEMORY_WRITES, NS, RECALL_RESULTS, RUNS,
+                               C, Table, register)
 
 
 def as_of_for_night(night: date | str) -> datetime:
@@ -30,31 +31,104 @@ def _build(conn: duckdb.DuckDBPyConnection, table: Table, query_name: str, as_of
 def build_memory_writes(conn, as_of: datetime, cfg=None) -> int:
     """Flattens each memory.write payload; derives the entry id from the content when not given.
 
-    A write is flattened once: the rows of writes still in the log and before ``as_of`` are carried
-    over from the previous night when that night used this same query and declaration (their
-    version is the table's comment), and only the other writes are parsed. A row depends only on its
-    event, so the table is the one a full parse gives (tested)."""
+    A write is flattened once. When the table was built by this same query and declaration (their
+    version is the table's comment), the night deletes the rows of writes no longer in the log or
+    not before ``as_of``, parses only the writes not in the table yet, and stamps ``as_of``; otherwise
+    it rebuilds the table. A row depends only on its event, so both give the same table (tested)."""
     query = sql.load("memory_writes")
     version = "memory_writes:" + hashlib.sha256((query + MEMORY_WRITES.ddl()).encode()).hexdigest()[:16]
     ensure_table(conn, MEMORY_WRITES)
     same = conn.execute("select comment = $v from duckdb_tables() where schema_name = 'core' "
                         "and table_name = 'memory_writes'", {"v": version}).fetchone()[0]
-    conn.execute(
-        f"""create or replace temp table carried_writes as
-            select * from core.memory_writes as p
-            where {'true' if same else 'false'} and p.ts < $as_of
-              and exists (select 1 from raw.events as e where e.event_id = p.event_id)""", {"as_of": as_of})
-    try:
-        count = replace_table(conn, MEMORY_WRITES, query, {"as_of": as_of})
+    if not same:
+        count = replace_table(conn, MEMORY_WRITES, query, {"as_of": as_of})  # the query sees the new, empty table
         conn.execute(f"comment on table core.memory_writes is '{version}'")
-    finally:
-        conn.execute("drop table if exists carried_writes")
-    return count
+        return count
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        conn.execute("delete from core.memory_writes as p where p.ts >= $as_of "
+                     "or not exists (select 1 from raw.events as e where e.event_id = p.event_id)", {"as_of": as_of})
+        conn.execute(f"insert into core.memory_writes select {MEMORY_WRITES.select_list('q')} from ({query}) q",
+                     {"as_of": as_of})
+        conn.execute("update core.memory_writes set as_of = $as_of", {"as_of": as_of})
+        conn.execute("COMMIT")
+    except Exception:
+        conn.execute("ROLLBACK")
+        raise
+    return conn.execute("select count(*) from core.memory_writes").fetchone()[0]
 
+
+ENTRY_SOURCES = register(Table(
+    "core", "entry_sources",
+    "One row per entry: a hash of the set of writes core.entries folded into it (to refold only what changed).",
+    (
+        NS, ENTRY,
+        C("writes_hash", "UBIGINT", "bit_xor of the hashes of its write event ids.", False),
+        C("version", "VARCHAR", "The fold's query, declaration and DuckDB version; another version refolds everything.", False),
+        AS_OF,
+    ),
+    key=("namespace", "entry_id"),
+))
 
 def build_entries(conn, as_of: datetime, cfg=None) -> int:
-    """The latest write of an entry id is its current version; all writes give its provenance."""
-    return _build(conn, ENTRIES, "entries", as_of)
+    """The latest write of an entry id is its current version; all writes give its provenance.
+
+    An entry is folded again only when its set of writes changed (core.entry_sources holds a hash of
+    the set), together with the entries it superseded before or supersedes now, reading the writes of
+    every entry that supersedes one of those; the rest keep their rows. A full fold gives the same
+    table (tested)."""
+    query = sql.load("entries")
+    version = "entries:" + hashlib.sha256((query + ENTRIES.ddl() + duckdb.__version__).encode()).hexdigest()[:16]
+    for table in (ENTRIES, ENTRY_SOURCES):
+        ensure_table(conn, table)
+    stale, stored = conn.execute("select count(*) filter (where version <> $v), count(*) from core.entry_sources",
+                                 {"v": version}).fetchone()
+    conn.execute("create or replace temp table entry_sources_now as select namespace, entry_id, "
+                 "bit_xor(hash(event_id)) as writes_hash from core.memory_writes group by namespace, entry_id")
+    for scope in ("entry_refold", "entry_scope"):
+        conn.execute(f"create or replace temp table {scope} (namespace varchar, entry_id varchar)")
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        if stale or not stored:
+            replace_table(conn, ENTRIES, query, {"as_of": as_of, "all": True}, own_transaction=False)
+        else:
+            _refold_changed(conn, query, as_of)
+        replace_table(conn, ENTRY_SOURCES, "select *, $v as version, $as_of as as_of from entry_sources_now",
+                      {"v": version, "as_of": as_of}, own_transaction=False)
+        conn.execute("COMMIT")
+    except Exception:
+        conn.execute("ROLLBACK")
+        raise
+    finally:
+        for temp in ("entry_sources_now", "entry_refold", "entry_scope"):
+            conn.execute(f"drop table if exists {temp}")
+    return conn.execute("select count(*) from core.entries").fetchone()[0]
+
+
+def _refold_changed(conn, query: str, as_of: datetime) -> None:
+    conn.execute("""insert into entry_refold
+        with changed as (
+            select coalesce(n.namespace, s.namespace) as namespace, coalesce(n.entry_id, s.entry_id) as entry_id
+            from entry_sources_now as n full outer join core.entry_sources as s using (namespace, entry_id)
+            where n.writes_hash is distinct from s.writes_hash
+        ),
+        targets as (  -- what a changed entry superseded before, and what its writes supersede now
+            select e.namespace, e.supersedes as entry_id from core.entries as e semi join changed using (namespace, entry_id)
+            union
+            select w.namespace, w.supersedes from core.memory_writes as w semi join changed using (namespace, entry_id)
+        )
+        select * from changed union select * from targets where entry_id is not null""")
+    # every entry whose current version supersedes a refolded one takes part in its superseded_by
+    conn.execute("""insert into entry_scope
+        select namespace, entry_id from entry_refold
+        union
+        select e.namespace, e.entry_id from core.entries as e
+        semi join entry_refold as r on r.namespace = e.namespace and r.entry_id = e.supersedes""")
+    conn.execute("delete from core.entries as e where exists (select 1 from entry_refold as r "
+                 "where r.namespace = e.namespace and r.entry_id = e.entry_id)")
+    conn.execute(f"insert into core.entries select {ENTRIES.select_list('q')} from ({query}) q",
+                 {"as_of": as_of, "all": False})
+    conn.execute("update core.entries set as_of = $as_of", {"as_of": as_of})
 
 
 def build_recall_results(conn, as_of: datetime, cfg=None) -> int:

@@ -41,8 +41,9 @@ STEPS: list[tuple[str, Callable]] = [
 ]
 
 
-# Tables a step writes beside its own: the near-duplicate stage's index of the work it reuses.
-SIDE_TABLES = ["core.near_duplicate_index"]
+# Tables a step writes beside its own, to reuse its work the next night: the hash of each entry's
+# writes (core.entries) and the near-duplicate index.
+SIDE_TABLES = ["core.entry_sources", "core.near_duplicate_index"]
 
 
 def derive_night(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig = CurationConfig(),

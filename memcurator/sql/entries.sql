@@ -1,6 +1,9 @@
 -- One row per (namespace, entry_id): the latest write is the current version; provenance from all.
+-- $all = false folds only the entries in the temp table entry_scope (the builder's refold of the
+-- entries whose writes changed, with every entry that supersedes one of them).
 with writes as (
-    select * from core.memory_writes
+    select * from core.memory_writes as w
+    where $all or exists (select 1 from entry_scope as x where x.namespace = w.namespace and x.entry_id = w.entry_id)
 ),
 
 current_version as (
@@ -63,4 +66,5 @@ select
 from current_version as c
 inner join provenance as p using (namespace, entry_id)
 left join successor as s using (namespace, entry_id)
+where $all or exists (select 1 from entry_refold as r where r.namespace = c.namespace and r.entry_id = c.entry_id)
 order by c.namespace, c.entry_id

@@ -1,6 +1,6 @@
 -- One row per memory.write event with ts < $as_of, payload flattened.
--- The payload is parsed once: every field comes from one multi-path extraction. Writes already
--- flattened by this query (the temp table carried_writes, filled by the builder) are not parsed again.
+-- The payload is parsed once: every field comes from one multi-path extraction. Writes already in
+-- core.memory_writes are not parsed again (the builder keeps the table only when this query built it).
 with writes as materialized (
     select
         event_id, namespace, ts, run_id, agent_id, actor,
@@ -9,7 +9,7 @@ with writes as materialized (
         json_extract(data, '$.tags') as tags_json
     from raw.events
     where type = 'memory.write' and ts < $as_of
-      and not exists (select 1 from carried_writes as c where c.event_id = raw.events.event_id)
+      and not exists (select 1 from core.memory_writes as m where m.event_id = raw.events.event_id)
 ),
 
 flat as (
@@ -47,7 +47,3 @@ select
     coalesce(list_sort(list_distinct(from_json(tags_json, '["VARCHAR"]'))), []::varchar[]) as tags,
     $as_of as as_of
 from flat
-
-union all by name
-
-select * replace ($as_of as as_of) from carried_writes

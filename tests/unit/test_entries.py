@@ -134,3 +134,46 @@ def test_writes_are_parsed_again_when_the_query_changes(conn, home, monkeypatch)
     monkeypatch.setattr(entries.sql, "load", lambda name: "-- changed\n" + original(name))
     entries.build_memory_writes(conn, AS_OF)
     assert row(conn, "core.memory_writes", "e1", "text") == ("a note",)
+
+
+def _full_fold(conn, as_of) -> list:
+    conn.execute("update core.entry_sources set version = 'another fold'")
+    entries.build_entries(conn, as_of)
+    return conn.execute("select * from core.entries order by all").fetchall()
+
+
+def _night(conn, as_of) -> list:
+    entries.build_memory_writes(conn, as_of)
+    entries.build_entries(conn, as_of)
+    got = conn.execute("select * from core.entries order by all").fetchall()
+    assert got == _full_fold(conn, as_of), "the refold differs from a full fold"
+    return got
+
+
+def test_only_entries_whose_writes_changed_are_folded_again_and_the_table_is_the_full_fold(conn, home):
+    build(conn, home, [
+        write("old advice", entry_id="e1", ts="2026-11-01T10:00:00Z"),
+        write("new advice", entry_id="e2", ts="2026-11-02T10:00:00Z", data={"supersedes": "e1", "reason": "newer"}),
+        write("a note", entry_id="e5", ts="2026-11-02T11:00:00Z"),
+    ], as_of=datetime(2026, 11, 3))
+    superseded_by = lambda: row(conn, "core.entries", "e1", "superseded_by")[0]  # noqa: E731
+    assert superseded_by() == "e2"
+    # e2 is rewritten without the link; e4 and then e3 supersede e1; e5 gets a second version
+    build(conn, home, [
+        write("new advice, reworded", entry_id="e2", ts="2026-11-04T10:00:00Z"),
+        write("advice four", entry_id="e4", ts="2026-11-04T11:00:00Z", data={"supersedes": "e1", "reason": "r4"}),
+        write("advice three", entry_id="e3", ts="2026-11-05T10:00:00Z", data={"supersedes": "e1", "reason": "r3"}),
+        write("a note, again", entry_id="e5", ts="2026-11-05T11:00:00Z"),
+    ], as_of=datetime(2026, 11, 4, 12))
+    assert _night(conn, datetime(2026, 11, 4, 12)) and superseded_by() == "e4"
+    assert _night(conn, datetime(2026, 11, 6)) and superseded_by() == "e3"
+    assert _night(conn, datetime(2026, 11, 3)) and superseded_by() == "e2", "a backfill folds the earlier night"
+    assert _night(conn, datetime(2026, 11, 6)) and superseded_by() == "e3"
+    # e1 itself gets a new version: it is folded again and keeps its (unchanged) successor
+    build(conn, home, [write("old advice, restated", entry_id="e1", ts="2026-11-05T12:00:00Z")],
+          as_of=datetime(2026, 11, 6))
+    assert _night(conn, datetime(2026, 11, 6)) and superseded_by() == "e3"
+    conn.execute("delete from raw.events where json_extract_string(data, '$.entry_id') = 'e3'")  # a purge
+    assert _night(conn, datetime(2026, 11, 6)) and superseded_by() == "e4"
+    assert row(conn, "core.entries", "e3", "text") is None
+    assert conn.execute("select distinct as_of from core.entries").fetchall() == [(datetime(2026, 11, 6),)]
