@@ -22,7 +22,7 @@ KEY = ["namespace", "entry_a", "entry_b"]
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory) -> Home:
     home = Home.from_env(tmp_path_factory.mktemp("nearindex") / "home").ensure()
-    demo.generate(home.landing, home.truth, writes=2_500, namespaces=5, days=30, seed=9, end=FIRST + timedelta(days=8))
+    demo.generate(home.landing, home.truth, writes=1_800, namespaces=5, days=30, seed=9, end=FIRST + timedelta(days=8))
     with store.connect(home.store) as conn:
         ingest.ingest_landing(conn, home.landing, home.lake, CFG)
     return home

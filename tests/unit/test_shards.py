@@ -22,7 +22,7 @@ def fleet(tmp_path_factory):
     """A fleet derived the embedded way: the reference tables."""
     work = tmp_path_factory.mktemp("shards")
     full = Home.from_env(work / "full").ensure()
-    demo.generate(full.landing, full.truth, writes=2_500, namespaces=9, days=30, seed=5, end=NIGHT)
+    demo.generate(full.landing, full.truth, writes=1_500, namespaces=9, days=30, seed=5, end=NIGHT)
     with store.connect(full.store) as conn:
         night.ingest_and_derive(conn, full.landing, as_of_for_night(NIGHT), lake=full.lake)
     return work, full
