@@ -13,7 +13,7 @@ from datetime import date, datetime, time, timedelta
 import duckdb
 
 from memcurator import sql
-from memcurator.store import ensure_table, replace_table
+from memcurator.store import ensure_table, replace_table, transaction
 from memcurator.tables import (AS_OF, CHECKS, ENTRIES, ENTRY, ENTRY_USAGE, MEMORY_WRITES, NS, RECALL_RESULTS, RUNS,
                                C, Table, register)
 
@@ -44,17 +44,12 @@ def build_memory_writes(conn, as_of: datetime, cfg=None) -> int:
         count = replace_table(conn, MEMORY_WRITES, query, {"as_of": as_of})  # the query sees the new, empty table
         conn.execute(f"comment on table core.memory_writes is '{version}'")
         return count
-    conn.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(conn):
         conn.execute("delete from core.memory_writes as p where p.ts >= $as_of "
                      "or not exists (select 1 from raw.events as e where e.event_id = p.event_id)", {"as_of": as_of})
         conn.execute(f"insert into core.memory_writes select {MEMORY_WRITES.select_list('q')} from ({query}) q",
                      {"as_of": as_of})
         conn.execute("update core.memory_writes set as_of = $as_of", {"as_of": as_of})
-        conn.execute("COMMIT")
-    except Exception:
-        conn.execute("ROLLBACK")
-        raise
     return conn.execute("select count(*) from core.memory_writes").fetchone()[0]
 
 
@@ -87,18 +82,14 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
                  "bit_xor(hash(event_id)) as writes_hash from core.memory_writes group by namespace, entry_id")
     for scope in ("entry_refold", "entry_scope"):
         conn.execute(f"create or replace temp table {scope} (namespace varchar, entry_id varchar)")
-    conn.execute("BEGIN TRANSACTION")
     try:
-        if stale or not stored:
-            replace_table(conn, ENTRIES, query, {"as_of": as_of, "all": True}, own_transaction=False)
-        else:
-            _refold_changed(conn, query, as_of)
-        replace_table(conn, ENTRY_SOURCES, "select *, $v as version, $as_of as as_of from entry_sources_now",
-                      {"v": version, "as_of": as_of}, own_transaction=False)
-        conn.execute("COMMIT")
-    except Exception:
-        conn.execute("ROLLBACK")
-        raise
+        with transaction(conn):
+            if stale or not stored:
+                replace_table(conn, ENTRIES, query, {"as_of": as_of, "all": True}, own_transaction=False)
+            else:
+                _refold_changed(conn, query, as_of)
+            replace_table(conn, ENTRY_SOURCES, "select *, $v as version, $as_of as as_of from entry_sources_now",
+                          {"v": version, "as_of": as_of}, own_transaction=False)
     finally:
         for temp in ("entry_sources_now", "entry_refold", "entry_scope"):
             conn.execute(f"drop table if exists {temp}")

@@ -24,7 +24,7 @@ import polars as pl
 
 from memcurator import clustering
 from memcurator.config import CurationConfig
-from memcurator.store import ensure_table, replace_table_from_frame
+from memcurator.store import ensure_table, replace_table_from_frame, transaction
 from memcurator.tables import AS_OF, NS, C, Table, register
 
 NEAR_DUPLICATE_INDEX = register(Table(
@@ -62,18 +62,12 @@ def fingerprinted(docs: pl.DataFrame) -> pl.DataFrame:
 def build_near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
     """MinHash/LSH candidates within each namespace, every one verified by exact Jaccard; reuses the
     previous night's work on unchanged entries. The pairs and the index change together."""
-    conn.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(conn):
         pairs, _ = near_duplicate_pairs(conn, as_of, cfg)
-        count = replace_table_from_frame(conn, clustering.NEAR_DUPLICATE_PAIRS, pairs,
-                                         "select *, $threshold as threshold, $as_of as as_of from frame",
-                                         {"threshold": cfg.near_duplicate_threshold, "as_of": as_of},
-                                         own_transaction=False)
-        conn.execute("COMMIT")
-    except Exception:
-        conn.execute("ROLLBACK")
-        raise
-    return count
+        return replace_table_from_frame(conn, clustering.NEAR_DUPLICATE_PAIRS, pairs,
+                                        "select *, $threshold as threshold, $as_of as as_of from frame",
+                                        {"threshold": cfg.near_duplicate_threshold, "as_of": as_of},
+                                        own_transaction=False)
 
 
 def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> tuple[pl.DataFrame, str]:

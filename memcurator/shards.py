@@ -141,13 +141,8 @@ def merge(conn: duckdb.DuckDBPyConnection, root: ShardRoot, night: str, shards: 
 
 def _replace_slice(conn: duckdb.DuckDBPyConnection, table: Table, column: str, as_of: datetime) -> int:
     store.ensure_table(conn, table)
-    conn.execute("BEGIN TRANSACTION")
-    try:
+    with store.transaction(conn):
         conn.execute(f"delete from {table.qualified} where {column} = $as_of", {"as_of": as_of})
         conn.execute(f"insert into {table.qualified} select {table.select_list('q')} from shard_union q "
                      f"where {column} = $as_of", {"as_of": as_of})
-        conn.execute("COMMIT")
-    except Exception:
-        conn.execute("ROLLBACK")
-        raise
     return conn.execute(f"select count(*) from {table.qualified} where {column} = $as_of", {"as_of": as_of}).fetchone()[0]

@@ -47,6 +47,18 @@ def connect(path: Path | str, read_only: bool = False) -> Iterator[duckdb.DuckDB
         conn.close()
 
 
+@contextmanager
+def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Everything in the block commits together, or nothing does."""
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
 def ensure_table(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
     conn.execute(f"CREATE SCHEMA IF NOT EXISTS {table.schema}")
     conn.execute(table.ddl())
