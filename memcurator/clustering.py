@@ -38,6 +38,7 @@ from memcurator.text import shingle_column
 EXACT_GROUP_PAIR_CAP = 200  # exact-copy groups larger than this get star edges from their oldest copy
 # specific tokens: numbers of two or more digits and identifiers (letters with 3+ digits, #123, paths)
 SPECIFIC = r"(#\d+|\b\w*[a-z]\w*\d{3,}\w*\b|\b\d{2,}(?:\.\d+)?\b|/[\w./-]+)"
+SPECIFICS = pl.col("norm_text").str.extract_all(SPECIFIC).list.unique().alias("specifics")
 
 NEAR_DUPLICATE_PAIRS = register(Table(
     "core", "near_duplicate_pairs",
@@ -156,8 +157,8 @@ def with_text_keys(docs: pl.DataFrame, cfg: CurationConfig) -> pl.DataFrame:
     """Shingles, the shingle-set key (same set = exact copy) and the specific tokens of each entry."""
     docs = docs.with_columns(
         shingle_column(docs["norm_text"], cfg.shingle_words, cfg.shingle_drop_stopwords).alias("shingles"))
-    return docs.with_columns(pl.col("shingles").list.sort().list.join("\x1f").hash().alias("set_key"),
-                             pl.col("norm_text").str.extract_all(SPECIFIC).list.unique().alias("specifics"))
+    return docs.with_columns(pl.col("shingles").list.sort().list.join("\x1f").hash().alias("set_key"), SPECIFICS)
+
 
 
 def compatible(pairs: pl.DataFrame, docs: pl.DataFrame) -> pl.DataFrame:

@@ -144,7 +144,7 @@ def _incremental(conn: duckdb.DuckDBPyConnection, known: pl.DataFrame, cfg: Cura
     involved = pl.concat([exact.select("a", "b"), near.select("a", "b")])
     texts = docs.join(pl.concat([involved["a"], involved["b"]]).unique().to_frame("doc"), on="doc")
     new_pairs = clustering.compatible(pl.concat([exact, near]).unique(["a", "b"], keep="first"),
-                                      clustering.with_text_keys(texts.drop("set_key"), cfg))
+                                      texts.with_columns(clustering.SPECIFICS))
     pairs = pl.concat([new_pairs, kept_pairs]).unique(["a", "b"], keep="first")
     result = clustering.with_entry_ids(pairs, docs).sort("a", "b").select(list(clustering._PAIR_SCHEMA))
 

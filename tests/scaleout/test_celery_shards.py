@@ -7,6 +7,7 @@ worker killed mid-step must not change the result (its step is redelivered to th
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -54,8 +55,6 @@ def _derive_pids(env: dict) -> dict[str, int]:
         "    out.setdefault(m.partition, m.metadata['worker_pid'].value)\n"
         "print(json.dumps(out))\n"
     )
-    import json
-
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
