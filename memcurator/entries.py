@@ -7,13 +7,12 @@ stood.
 
 from __future__ import annotations
 
-import hashlib
 from datetime import date, datetime, time, timedelta
 
 import duckdb
 
 from memcurator import sql
-from memcurator.store import ensure_table, replace_table, transaction
+from memcurator.store import code_version, ensure_table, replace_table, transaction
 from memcurator.tables import (AS_OF, CHECKS, ENTRIES, ENTRY, ENTRY_USAGE, MEMORY_WRITES, NS, RECALL_RESULTS, RUNS,
                                C, Table, register)
 
@@ -36,7 +35,7 @@ def build_memory_writes(conn, as_of: datetime, cfg=None) -> int:
     not before ``as_of``, parses only the writes not in the table yet, and stamps ``as_of``; otherwise
     it rebuilds the table. A row depends only on its event, so both give the same table (tested)."""
     query = sql.load("memory_writes")
-    version = "memory_writes:" + hashlib.sha256((query + MEMORY_WRITES.ddl()).encode()).hexdigest()[:16]
+    version = code_version("memory_writes", query, MEMORY_WRITES.ddl())
     ensure_table(conn, MEMORY_WRITES)
     same = conn.execute("select comment = $v from duckdb_tables() where schema_name = 'core' "
                         "and table_name = 'memory_writes'", {"v": version}).fetchone()[0]
@@ -73,7 +72,7 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
     every entry that supersedes one of those; the rest keep their rows. A full fold gives the same
     table (tested)."""
     query = sql.load("entries")
-    version = "entries:" + hashlib.sha256((query + ENTRIES.ddl() + duckdb.__version__).encode()).hexdigest()[:16]
+    version = code_version("entries", query, ENTRIES.ddl(), duckdb.__version__)
     for table in (ENTRIES, ENTRY_SOURCES):
         ensure_table(conn, table)
     stale, stored = conn.execute("select count(*) filter (where version <> $v), count(*) from core.entry_sources",

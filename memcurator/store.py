@@ -7,6 +7,7 @@ after each run, so they never take the writer's lock and never see a half-writte
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -45,6 +46,12 @@ def connect(path: Path | str, read_only: bool = False) -> Iterator[duckdb.DuckDB
         yield conn
     finally:
         conn.close()
+
+
+def code_version(name: str, *parts: str) -> str:
+    """A short version of the code that derived stored state (a query, a declaration, ...): state stored
+    under another version is derived again, never reused."""
+    return f"{name}:" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
 
 
 @contextmanager
