@@ -251,17 +251,16 @@ def band_keys_of(shingles: pl.Series, cfg: CurationConfig) -> np.ndarray:
 
 
 def verify(pairs: pl.DataFrame, shingles: pl.DataFrame) -> pl.DataFrame:
-    """Exact Jaccard of each candidate pair (a, b) from the docs' shingle lists."""
-    tokens = shingles.explode("shingles").drop_nulls("shingles").rename({"shingles": "sh"})
-    sizes = tokens.group_by("doc").len("size")
-    inter = (pairs.join(tokens, left_on="a", right_on="doc")
-             .join(tokens, left_on=["b", "sh"], right_on=["doc", "sh"])
-             .group_by("a", "b").len("inter"))
-    out = (pairs.join(inter, on=["a", "b"], how="left").with_columns(pl.col("inter").fill_null(0))
-           .join(sizes.rename({"doc": "a", "size": "size_a"}), on="a")
-           .join(sizes.rename({"doc": "b", "size": "size_b"}), on="b"))
-    return out.select("a", "b", (pl.col("inter") / (pl.col("size_a") + pl.col("size_b") - pl.col("inter")))
-                      .alias("similarity"))
+    """Exact Jaccard of each candidate pair (a, b) from the docs' (distinct) shingle lists; pairs with a
+    doc that has no shingles are dropped."""
+    rows = shingles.filter(pl.col("shingles").list.len() > 0).with_row_index("row")
+    pairs = (pairs.join(rows.select(pl.col("doc").alias("a"), pl.col("row").alias("ra")), on="a")
+             .join(rows.select(pl.col("doc").alias("b"), pl.col("row").alias("rb")), on="b"))
+    offsets = np.concatenate([np.zeros(1, dtype=np.int64), rows["shingles"].list.len().cum_sum().to_numpy()])
+    codes = (rows["shingles"].explode().cast(pl.Categorical).to_physical().cast(pl.Int64).to_numpy()
+             if rows.height else np.zeros(0, dtype=np.int64))
+    similarity = minhash.jaccard_of_pairs(codes, offsets, pairs["ra"].to_numpy(), pairs["rb"].to_numpy())
+    return pairs.select("a", "b").with_columns(pl.Series("similarity", similarity, dtype=pl.Float64))
 
 
 def clusters(entries: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:

@@ -30,10 +30,31 @@ def test_signatures_equal_datasketch_bit_for_bit(num_perm):
         assert np.array_equal(row, reference.hashvalues.astype(np.uint32))
 
 
-def test_small_chunks_give_the_same_signatures():
-    # chunking exists to bound memory; it must never change a value
-    shingles = shingle_column(pl.Series(TEXTS * 20), 1)
-    assert np.array_equal(minhash.signatures(shingles, chunk_tokens=3), minhash.signatures(shingles))
+def test_many_documents_equal_datasketch():
+    # hundreds of documents of varied length, empty ones among them: every row computed in parallel
+    rng = np.random.default_rng(7)
+    words = [f"w{i}" for i in range(500)]
+    docs = [sorted(set(rng.choice(words, int(k)))) if k else [] for k in rng.integers(0, 40, 300)]
+    ours = minhash.signatures(pl.Series(docs, dtype=pl.List(pl.String)), num_perm=64)
+    for row, tokens in zip(ours, docs):
+        reference = MinHash(num_perm=64, seed=1)
+        for t in tokens:
+            reference.update(t.encode("utf-8"))
+        assert np.array_equal(row, reference.hashvalues.astype(np.uint32))
+
+
+def test_band_keys_fold_each_band_of_rows():
+    sig = np.random.default_rng(3).integers(0, 1 << 32, (5, 8), dtype=np.uint64).astype(np.uint32)
+    keys = minhash.band_keys(sig, 2)
+    mask = (1 << 64) - 1
+    for d in range(5):
+        for band in range(2):
+            key = 0
+            for value in sig[d, band * 4:(band + 1) * 4]:
+                key = (((key * 0x100000001B3) & mask) ^ int(value)) * 0x9E3779B97F4A7C15 & mask
+            assert int(keys[d, band]) == key
+    with pytest.raises(ValueError, match="must divide"):
+        minhash.band_keys(sig, 3)
 
 
 @pytest.mark.parametrize(
@@ -73,3 +94,18 @@ def test_candidates_stay_inside_their_group():
     keys = minhash.band_keys(minhash.signatures(shingles), 32)
     pairs = minhash.lsh_candidates(keys, np.array([0, 0, 1, 1]))
     assert pairs.rows() == [(0, 1), (2, 3)]
+
+
+def test_verify_gives_exact_jaccard_and_drops_docs_without_shingles():
+    from memcurator.clustering import verify
+
+    rng = np.random.default_rng(11)
+    words = [f"w{i}" for i in range(60)]
+    docs = [sorted(set(rng.choice(words, int(k)))) if k else [] for k in rng.integers(0, 25, 80)]
+    shingles = pl.DataFrame({"doc": np.arange(80, dtype=np.int64) * 10,
+                             "shingles": pl.Series(docs, dtype=pl.List(pl.String))})
+    pairs = pl.DataFrame({"a": rng.integers(0, 80, 400) * 10, "b": rng.integers(0, 80, 400) * 10})
+    got = {(a, b): s for a, b, s in verify(pairs, shingles).rows()}
+    expected = {(a, b): jaccard(set(docs[a // 10]), set(docs[b // 10])) for a, b in pairs.rows()
+                if docs[a // 10] and docs[b // 10]}
+    assert got == expected
