@@ -157,7 +157,8 @@ def with_text_keys(docs: pl.DataFrame, cfg: CurationConfig) -> pl.DataFrame:
     """Shingles, the shingle-set key (same set = exact copy) and the specific tokens of each entry."""
     docs = docs.with_columns(
         shingle_column(docs["norm_text"], cfg.shingle_words, cfg.shingle_drop_stopwords).alias("shingles"))
-    return docs.with_columns(pl.col("shingles").list.sort().list.join("\x1f").hash().alias("set_key"), SPECIFICS)
+    # an order-free hash of the set: the (wrapping) sum of its distinct shingles' hashes
+    return docs.with_columns(pl.col("shingles").list.eval(pl.element().hash()).list.sum().alias("set_key"), SPECIFICS)
 
 
 

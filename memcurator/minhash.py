@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import struct
 
-import numba
 import numpy as np
 import polars as pl
 
@@ -41,6 +40,13 @@ def hash_tokens(vocabulary: list[str]) -> np.ndarray:
                        dtype=np.uint32, count=len(vocabulary))
 
 
+def _kernels():
+    # numba takes ~1.5 s to import: only a process that computes signatures pays it
+    from memcurator import kernels
+
+    return kernels
+
+
 def signatures(shingles: pl.Series, num_perm: int = 128, seed: int = 1) -> np.ndarray:
     """(n_docs, num_perm) uint32 signatures; a document without shingles gets the all-max signature."""
     n = len(shingles)
@@ -54,22 +60,8 @@ def signatures(shingles: pl.Series, num_perm: int = 128, seed: int = 1) -> np.nd
     mixed = np.zeros(int(vocab["code"].max() or 0) + 1, dtype=np.uint32)
     mixed[vocab["code"].to_numpy()] = _fmix32(hash_tokens(vocab["t"].to_list()))
     a, b = permutations(num_perm, seed)
-    _min_hashes(tokens["code"].to_numpy(), offsets, mixed, a, b, sig)
+    _kernels().min_hashes(tokens["code"].to_numpy(), offsets, mixed, a, b, sig)
     return sig
-
-
-@numba.njit(parallel=True, cache=True)
-def _min_hashes(codes, offsets, mixed, a, b, out):  # pragma: no cover - compiled
-    """out[d, p] = min over the document's tokens of (a[p] * h + b[p]) mod 2^32; one document per task."""
-    for d in numba.prange(offsets.shape[0] - 1):
-        row = np.full(a.shape[0], np.uint32(0xFFFFFFFF), dtype=np.uint32)
-        for t in range(offsets[d], offsets[d + 1]):
-            h = np.uint64(mixed[codes[t]])
-            for p in range(a.shape[0]):
-                v = np.uint32((np.uint64(a[p]) * h + np.uint64(b[p])) & np.uint64(0xFFFFFFFF))
-                if v < row[p]:
-                    row[p] = v
-        out[d, :] = row
 
 
 def band_keys(sig: np.ndarray, bands: int) -> np.ndarray:
@@ -78,55 +70,19 @@ def band_keys(sig: np.ndarray, bands: int) -> np.ndarray:
     if num_perm % bands:
         raise ValueError(f"bands ({bands}) must divide the number of permutations ({num_perm})")
     key = np.empty((n, bands), dtype=np.uint64)
-    _band_keys(sig, num_perm // bands, key)
+    _kernels().band_keys(sig, num_perm // bands, key)
     return key
-
-
-@numba.njit(parallel=True, cache=True)
-def _band_keys(sig, rows, out):  # pragma: no cover - compiled
-    """FNV-style fold of each band's rows: key = (key * 0x100000001B3 ^ value) * 0x9E3779B97F4A7C15."""
-    for d in numba.prange(sig.shape[0]):
-        for band in range(out.shape[1]):
-            key = np.uint64(0)
-            for r in range(rows):
-                key = (key * np.uint64(0x100000001B3)) ^ np.uint64(sig[d, band * rows + r])
-                key = key * np.uint64(0x9E3779B97F4A7C15)
-            out[d, band] = key
 
 
 def jaccard_of_pairs(codes: np.ndarray, offsets: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Exact Jaccard of row pairs (a[i], b[i]) of a CSR token matrix: row r holds the distinct token codes
     ``codes[offsets[r]:offsets[r + 1]]``. Each row is sorted (in a copy), then the two rows of each pair merged."""
     codes = np.array(codes, dtype=np.int64)
-    _sort_rows(codes, offsets)
+    kernels = _kernels()
+    kernels.sort_rows(codes, offsets)
     out = np.empty(len(a), dtype=np.float64)
-    _merge_jaccard(codes, offsets, a.astype(np.int64), b.astype(np.int64), out)
+    kernels.merge_jaccard(codes, offsets, a.astype(np.int64), b.astype(np.int64), out)
     return out
-
-
-@numba.njit(parallel=True, cache=True)
-def _sort_rows(codes, offsets):  # pragma: no cover - compiled
-    for r in numba.prange(offsets.shape[0] - 1):
-        codes[offsets[r]:offsets[r + 1]].sort()
-
-
-@numba.njit(parallel=True, cache=True)
-def _merge_jaccard(codes, offsets, a, b, out):  # pragma: no cover - compiled
-    for i in numba.prange(a.shape[0]):
-        x, x_end = offsets[a[i]], offsets[a[i] + 1]
-        y, y_end = offsets[b[i]], offsets[b[i] + 1]
-        size = (x_end - x) + (y_end - y)
-        inter = 0
-        while x < x_end and y < y_end:
-            if codes[x] == codes[y]:
-                inter += 1
-                x += 1
-                y += 1
-            elif codes[x] < codes[y]:
-                x += 1
-            else:
-                y += 1
-        out[i] = inter / (size - inter)
 
 
 def candidate_probability(similarity: float, bands: int, rows: int) -> float:

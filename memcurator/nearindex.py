@@ -41,7 +41,7 @@ NEAR_DUPLICATE_INDEX = register(Table(
     ),
     key=("namespace", "entry_id"),
 ))
-VERSION = 1  # raise when the way keys are computed changes: a stored index of another version is recomputed
+VERSION = 2  # raise when the way keys are computed changes: a stored index of another version is recomputed
 
 
 def params(cfg: CurationConfig) -> str:
