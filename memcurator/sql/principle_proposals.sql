@@ -60,6 +60,16 @@ decision as (
     group by namespace, target_id
 ),
 
+kept as (
+    -- the canonical an approval chose, while it is still a member (an equi-join: as a condition of the
+    -- left join below DuckDB planned a nested loop, quadratic in clusters)
+    select m.namespace, m.cluster_id, m.entry_id, m.text, m.generality
+    from members as m
+    inner join decision as d
+        on d.namespace = m.namespace and d.cluster_id = m.cluster_id and d.approved_canonical = m.entry_id
+    where d.action = 'approve'
+),
+
 chosen as (
     select
         e.namespace, e.cluster_id,
@@ -70,9 +80,7 @@ chosen as (
     from evidence as e
     inner join ranked as first on first.namespace = e.namespace and first.cluster_id = e.cluster_id and first.canonical_rank = 1
     left join decision as d on d.namespace = e.namespace and d.cluster_id = e.cluster_id
-    left join members as kept
-        on d.action = 'approve' and kept.namespace = e.namespace and kept.cluster_id = e.cluster_id
-        and kept.entry_id = d.approved_canonical
+    left join kept on kept.namespace = e.namespace and kept.cluster_id = e.cluster_id
 ),
 
 conflicted as (
