@@ -13,16 +13,18 @@ Rules (docs/curation.md):
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 import duckdb
 import numpy as np
 import polars as pl
+import Stemmer
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from memcurator import sql
 from memcurator.config import CurationConfig
-from memcurator.store import replace_table, replace_table_from_frame
+from memcurator.store import code_version, ensure_table, replace_table, replace_table_from_frame, transaction
 from memcurator.tables import AS_OF, NS, C, Table, register
 
 SUPERSEDE_LINKS = register(Table(
@@ -159,8 +161,6 @@ def candidate_pairs(entries: pl.DataFrame, similar: pl.DataFrame) -> pl.DataFram
 def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
     """Declared conflicts (supersede links and their verdicts) plus pairs the judge detects among
     entries about the same subject; curator resolutions applied; the likely-current side named."""
-    from memcurator.detect import JudgeSettings, judge
-
     entries = conn.execute("select namespace, entry_id, text, tags, first_written_at from core.entries").pl()
     similar = conn.execute("select namespace, entry_a, entry_b from core.near_duplicate_pairs").pl()
     pairs = candidate_pairs(entries, similar)
@@ -169,23 +169,73 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
         linked.rename({"entry_a": "entry_b", "entry_b": "entry_a"}), on=["namespace", "entry_a", "entry_b"], how="anti")
     texts = entries.select("namespace", "entry_id", "text")
     pairs = (pairs.join(texts.rename({"entry_id": "entry_a", "text": "text_a"}), on=["namespace", "entry_a"])
-             .join(texts.rename({"entry_id": "entry_b", "text": "text_b"}), on=["namespace", "entry_b"]))
+             .join(texts.rename({"entry_id": "entry_b", "text": "text_b"}), on=["namespace", "entry_b"])
+             .with_columns(pl.concat_str([pl.col("text_a"), pl.col("text_b"), pl.col("same_subject").cast(pl.String)],
+                                         separator="\x1f").hash().alias("pair_hash")))
+    judge_version = _judge_version(cfg)
+    ensure_table(conn, JUDGED_PAIRS)
+    stored = conn.execute("select namespace, entry_a, entry_b, pair_hash, detector, evidence, confidence "
+                          "from core.judged_pairs where judge = $j", {"j": judge_version}).pl()
+    on = ["namespace", "entry_a", "entry_b", "pair_hash"]
+    verdicts = pl.concat([pairs.select(on).join(stored, on=on).with_columns(pl.lit(True).alias("cacheable")),
+                          _judge(pairs.join(stored, on=on, how="anti"), cfg)], how="vertical_relaxed")
+    detected = verdicts.filter(pl.col("detector").is_not_null()).drop("pair_hash")
+    with transaction(conn):
+        replace_table_from_frame(conn, JUDGED_PAIRS, verdicts.filter(pl.col("cacheable")),
+                                 "select *, $judge as judge, $as_of as as_of from verdicts",
+                                 {"judge": judge_version, "as_of": as_of}, name="verdicts", own_transaction=False)
+        return replace_table_from_frame(conn, CONTRADICTIONS, detected, sql.load("contradictions"), {"as_of": as_of},
+                                        name="detected_pairs", own_transaction=False)
+
+
+JUDGED_PAIRS = register(Table(
+    "core", "judged_pairs",
+    "One row per candidate pair the judge read: its verdict, kept while both texts stay the same so a "
+    "night judges only new or changed pairs.",
+    (
+        NS,
+        C("entry_a", "VARCHAR", "The older entry.", False),
+        C("entry_b", "VARCHAR", "The newer entry.", False),
+        C("pair_hash", "UBIGINT", "Hash of both texts and whether they share a subject key.", False),
+        C("detector", "VARCHAR", "The conflict found (negation, value, antonym, change or the chat judge), or null."),
+        C("evidence", "VARCHAR", "Why the pair conflicts."),
+        C("confidence", "DOUBLE", "The judge's confidence."),
+        C("judge", "VARCHAR", "The judge and the version of its code or model: another judge judges again.", False),
+        AS_OF,
+    ),
+    key=("namespace", "entry_a", "entry_b"),
+))
+
+
+def _judge_version(cfg: CurationConfig) -> str:
+    if cfg.judge_endpoint:
+        return f"chat:{cfg.judge_endpoint}:{cfg.judge_model}"
+    from memcurator import detect
+
+    return code_version("rules", Path(detect.__file__).read_text(), repr(detect.JudgeSettings()),
+                        repr(SIMILAR_ONLY_VALUE_OVERLAP), Stemmer.version())
+
+
+def _judge(pairs: pl.DataFrame, cfg: CurationConfig) -> pl.DataFrame:
+    """Verdicts (detector null when the pair does not conflict) for pairs not judged before."""
+    keys = ["namespace", "entry_a", "entry_b", "pair_hash"]
     if cfg.judge_endpoint:
         from memcurator.judges import from_config
 
         chat = from_config(cfg.judge_endpoint, cfg.judge_model, cfg.judge_timeout_seconds).classify(pairs)
-        detected = chat.filter(pl.col("label") == "contradictory").select(
-            "namespace", "entry_a", "entry_b", pl.col("judge").alias("detector"), "evidence", "confidence")
-    else:
-        # without a shared subject key, competing values need near-identical wording around them
-        judged = pl.concat([
-            judge(pairs.filter(pl.col("same_subject"))),
-            judge(pairs.filter(~pl.col("same_subject")), JudgeSettings(value_overlap=SIMILAR_ONLY_VALUE_OVERLAP)),
-        ], how="diagonal_relaxed")
-        detected = judged.filter(pl.col("is_conflict")).select(
-            "namespace", "entry_a", "entry_b", pl.col("kind").alias("detector"), "evidence", "confidence")
-    return replace_table_from_frame(conn, CONTRADICTIONS, detected, sql.load("contradictions"), {"as_of": as_of},
-                                    name="detected_pairs")
+        # a pair the model did not answer got the fallback's verdict: asked again next night, not kept
+        return chat.select(*keys, pl.when(pl.col("label") == "contradictory").then("judge").alias("detector"),
+                           "evidence", "confidence", (pl.col("judge") != "heuristic").alias("cacheable"))
+    from memcurator.detect import JudgeSettings, judge
+
+    # without a shared subject key, competing values need near-identical wording around them
+    judged = pl.concat([
+        judge(pairs.filter(pl.col("same_subject"))),
+        judge(pairs.filter(~pl.col("same_subject")), JudgeSettings(value_overlap=SIMILAR_ONLY_VALUE_OVERLAP)),
+    ], how="diagonal_relaxed")
+    return judged.select(*keys, pl.when(pl.col("is_conflict")).then("kind").alias("detector"),
+                         pl.when(pl.col("is_conflict")).then("evidence").alias("evidence"), "confidence",
+                         pl.lit(True).alias("cacheable"))
 
 
 def build_contested_entries(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:

@@ -127,3 +127,35 @@ def test_a_confirmed_suggestion_supersedes_in_one_action(conn, home):
         "superseded", "curator_confirmed_supersede")
     assert conn.execute("select kind, status from core.contradictions where kind = 'curator'").fetchall() == [
         ("curator", "resolved_by_link")]
+
+
+def test_a_night_judges_only_new_or_changed_pairs(conn, home, monkeypatch):
+    from memcurator import contradictions
+
+    derive(conn, home, TIMEOUTS)
+    assert conn.execute("select entry_a, entry_b, detector from core.judged_pairs").fetchall() == [("old", "new", "value")]
+    judged = []
+    real = contradictions._judge
+    monkeypatch.setattr(contradictions, "_judge", lambda pairs, cfg: judged.append(pairs.height) or real(pairs, cfg))
+    derive_night(conn, AS_OF, CFG)
+    assert judged == [0]  # the same texts: the stored verdict stands
+    assert conn.execute("select detector from core.contradictions").fetchall() == [("value",)]
+    # a changed text is judged again, and the verdict follows the new text
+    derive(conn, home, [write("the ledger timeout is 45 seconds", entry_id="old", cls="config", ts=at(5),
+                              data={"tags": ["ledger", "timeout"]})])
+    assert judged == [0, 1]
+    assert conn.execute("select count(*) from core.contradictions").fetchone() == (0,)
+    assert conn.execute("select detector from core.judged_pairs").fetchall() == [(None,)]
+
+
+def test_another_judge_version_judges_everything_again(conn, home, monkeypatch):
+    from memcurator import contradictions
+
+    derive(conn, home, TIMEOUTS)
+    conn.execute("update core.judged_pairs set detector = null, evidence = null")  # a verdict of another judge
+    derive_night(conn, AS_OF, CFG)
+    assert conn.execute("select count(*) from core.contradictions").fetchone() == (0,)  # stored verdicts are used
+    monkeypatch.setattr(contradictions, "_judge_version", lambda cfg: "rules:next")
+    derive_night(conn, AS_OF, CFG)
+    assert conn.execute("select detector from core.contradictions").fetchall() == [("value",)]
+    assert conn.execute("select distinct judge from core.judged_pairs").fetchall() == [("rules:next",)]
