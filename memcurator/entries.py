@@ -12,7 +12,7 @@ from datetime import date, datetime, time, timedelta
 import duckdb
 
 from memcurator import sql
-from memcurator.store import code_version, ensure_table, replace_table, transaction
+from memcurator.store import code_version, ensure_table, refresh_table, replace_table, transaction
 from memcurator.tables import (AS_OF, CHECKS, ENTRIES, ENTRY, ENTRY_USAGE, MEMORY_WRITES, NS, RECALL_RESULTS, RUNS,
                                C, Table, register)
 
@@ -36,20 +36,9 @@ def build_memory_writes(conn, as_of: datetime, cfg=None) -> int:
     it rebuilds the table. A row depends only on its event, so both give the same table (tested)."""
     query = sql.load("memory_writes")
     version = code_version("memory_writes", query, MEMORY_WRITES.ddl())
-    ensure_table(conn, MEMORY_WRITES)
-    same = conn.execute("select comment = $v from duckdb_tables() where schema_name = 'core' "
-                        "and table_name = 'memory_writes'", {"v": version}).fetchone()[0]
-    if not same:
-        count = replace_table(conn, MEMORY_WRITES, query, {"as_of": as_of})  # the query sees the new, empty table
-        conn.execute(f"comment on table core.memory_writes is '{version}'")
-        return count
-    with transaction(conn):
-        conn.execute("delete from core.memory_writes as p where p.ts >= $as_of "
-                     "or not exists (select 1 from raw.events as e where e.event_id = p.event_id)", {"as_of": as_of})
-        conn.execute(f"insert into core.memory_writes select {MEMORY_WRITES.select_list('q')} from ({query}) q",
-                     {"as_of": as_of})
-        conn.execute("update core.memory_writes set as_of = $as_of", {"as_of": as_of})
-    return conn.execute("select count(*) from core.memory_writes").fetchone()[0]
+    return refresh_table(conn, MEMORY_WRITES, query, {"as_of": as_of}, version,
+                         "delete from core.memory_writes as p where p.ts >= $as_of "
+                         "or not exists (select 1 from raw.events as e where e.event_id = p.event_id)")
 
 
 ENTRY_SOURCES = register(Table(

@@ -7,13 +7,14 @@ and every non-active state carries its rule and reason into the audit log.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 import duckdb
 
 from memcurator import sql
 from memcurator.config import CurationConfig
-from memcurator.store import replace_table
+from memcurator.store import code_version, refresh_table, replace_table
 from memcurator.tables import AS_OF, NS, C, Table, register
 
 # Admission heuristics, applied to the normalised (lower-cased, whitespace-folded) text.
@@ -74,7 +75,7 @@ PATTERNS = {"lead_in": LEAD_IN, "deictic": DEICTIC, "operational_state": OPERATI
 def lifecycle_params(cfg: CurationConfig, as_of: datetime) -> dict:
     keys = ("max_idle_days", "min_generality", "operational_ttl_days", "noise_floor", "reverify_after_days",
             "case_max_age_days", "case_min_trust", "case_max_count", "trust_review_threshold")
-    return {"as_of": as_of, **PATTERNS, **{k: getattr(cfg, k) for k in keys}}
+    return {"as_of": as_of, **{k: getattr(cfg, k) for k in keys}}
 
 
 ENTRY_GENERALITY = register(Table(
@@ -92,10 +93,40 @@ ENTRY_GENERALITY = register(Table(
 ))
 
 
+ENTRY_TEXT_FEATURES = register(Table(
+    "core", "entry_text_features",
+    "One row per entry: what the generality and lifecycle rules read from its current text, kept while the text stays the same.",
+    (
+        NS, C("entry_id", "VARCHAR", "The entry.", False),
+        C("text_hash", "UBIGINT", "Hash of the normalised text these features were read from.", False),
+        C("is_imperative", "BOOLEAN", "Imperative principle phrasing.", False),
+        C("specifics", "INTEGER", "Specific tokens (ids, dates, times, paths; at most 5).", False),
+        C("has_deictic", "BOOLEAN", "Says today, right now, this week, ... (after a lesson lead-in).", False),
+        C("has_operational_state", "BOOLEAN", "Describes a passing operational state.", False),
+        C("is_one_off", "BOOLEAN", "Names one run, ticket, request or temporary path.", False),
+        C("is_chatter", "BOOLEAN", "Greeting or acknowledgement, or under three words.", False),
+        AS_OF,
+    ),
+    key=("namespace", "entry_id"),
+))
+
+
+def refresh_entry_text_features(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> int:
+    """Reads the features of texts not read before; rows of removed entries or changed texts go. The
+    version (query, declaration, patterns, DuckDB's hash) is the table's comment: another rebuilds it."""
+    query = sql.load("entry_text_features")
+    version = code_version("entry_text_features", query, ENTRY_TEXT_FEATURES.ddl(), json.dumps(PATTERNS),
+                           duckdb.__version__)
+    return refresh_table(conn, ENTRY_TEXT_FEATURES, query, {"as_of": as_of, **PATTERNS}, version,
+                         "delete from core.entry_text_features as f where not exists (select 1 from core.entries as e "
+                         "where e.namespace = f.namespace and e.entry_id = f.entry_id and hash(e.norm_text) = f.text_hash)")
+
+
 def build_entry_generality(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:
-    """Declared generality, or the documented rule: class base, imperative phrasing, specifics, reuse."""
-    return replace_table(conn, ENTRY_GENERALITY, sql.load("entry_generality"),
-                         {"as_of": as_of, "imperative": IMPERATIVE, "specific": SPECIFIC})
+    """Declared generality, or the documented rule: class base, imperative phrasing, specifics, reuse.
+    Refreshes core.entry_text_features (which the lifecycle rules read too) first."""
+    refresh_entry_text_features(conn, as_of)
+    return replace_table(conn, ENTRY_GENERALITY, sql.load("entry_generality"), {"as_of": as_of})
 
 
 def build_agent_trust(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:

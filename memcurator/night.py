@@ -42,8 +42,9 @@ STEPS: list[tuple[str, Callable]] = [
 
 
 # Tables a step writes beside its own, to reuse its work the next night: the hash of each entry's
-# writes (core.entries), the near-duplicate index and the judge's verdicts (core.contradictions).
-SIDE_TABLES = ["core.entry_sources", "core.near_duplicate_index", "core.judged_pairs"]
+# writes (core.entries), the rules' reading of each text (core.entry_generality), the near-duplicate
+# index and the judge's verdicts (core.contradictions).
+SIDE_TABLES = ["core.entry_sources", "core.entry_text_features", "core.near_duplicate_index", "core.judged_pairs"]
 
 
 def derive_night(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig = CurationConfig(),

@@ -100,6 +100,26 @@ def replace_table(
     return conn.execute(f"SELECT count(*) FROM {table.qualified}").fetchone()[0]
 
 
+def refresh_table(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, version: str,
+                  stale: str) -> int:
+    """Keep a table's rows across nights. When the table was built under ``version`` (its comment),
+    delete the rows the ``stale`` statement names, insert the rows of ``query`` (which must skip rows
+    still there) and stamp ``as_of``, in one transaction; otherwise rebuild it from ``query``."""
+    ensure_table(conn, table)
+    same = conn.execute("select comment = $v from duckdb_tables() where schema_name = $s and table_name = $t",
+                        {"v": version, "s": table.schema, "t": table.name}).fetchone()[0]
+    used = lambda statement: {k: v for k, v in params.items() if f"${k}" in statement}  # noqa: E731
+    if not same:
+        count = replace_table(conn, table, query, used(query))  # the query sees the new, empty table
+        conn.execute(f"comment on table {table.qualified} is '{version}'")
+        return count
+    with transaction(conn):
+        conn.execute(stale, used(stale))
+        conn.execute(f"insert into {table.qualified} select {table.select_list('q')} from ({query}) q", used(query))
+        conn.execute(f"update {table.qualified} set as_of = $as_of", {"as_of": params["as_of"]})
+    return conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
+
+
 def replace_table_from_frame(conn: duckdb.DuckDBPyConnection, table: Table, frame, query: str,
                             params: dict | None = None, name: str = "frame", own_transaction: bool = True) -> int:
     """replace_table over a polars frame registered as ``name`` for the duration of the query."""

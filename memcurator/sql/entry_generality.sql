@@ -1,16 +1,10 @@
 -- One row per entry: effective generality 0-3 (declared, or derived by the rule in docs/curation.md).
-with usage as (
-    select e.namespace, e.entry_id, e.class, e.generality, e.norm_text, e.distinct_runs, u.distinct_recall_runs
+with features as (
+    select e.namespace, e.entry_id, e.class, e.generality, e.distinct_runs, u.distinct_recall_runs,
+        t.is_imperative, t.specifics
     from core.entries as e
     inner join core.entry_usage as u using (namespace, entry_id)
-),
-
-features as (
-    select
-        *,
-        regexp_matches(norm_text, $imperative) as is_imperative,
-        least(len(regexp_extract_all(norm_text, $specific)), 5) as specifics
-    from usage
+    inner join core.entry_text_features as t using (namespace, entry_id)
 )
 
 select

@@ -110,11 +110,7 @@ features as (
         wt.agent_id as writer_agent,
         wt.agent_trust,
         s.successor_id, s.successor_reason, s.successor_source, s.superseded_at as accepted_superseded_at,
-        -- lead-ins like "learned today:" frame a lesson; they say nothing about the fact's time
-        regexp_matches(regexp_replace(norm_text, $lead_in, ''), $deictic) as has_deictic,
-        regexp_matches(norm_text, $operational_state) as has_operational_state,
-        regexp_matches(norm_text, $one_off) as is_one_off,
-        regexp_matches(norm_text, $chatter) or len(string_split(norm_text, ' ')) < 3 as is_chatter,
+        t.has_deictic, t.has_operational_state, t.is_one_off, t.is_chatter,
         imp.importance as effective_importance,
         imp.penalty_factor,
         m.principle_id, cu.resolution, cu.kept, cu.resolution_reason, rs.restated_by, rs.later_copies,
@@ -127,6 +123,7 @@ features as (
     left join writer_trust as wt using (namespace, entry_id)
     left join observed as o using (namespace)
     inner join core.entry_importance as imp using (namespace, entry_id)
+    inner join core.entry_text_features as t using (namespace, entry_id)
     left join merged as m using (namespace, entry_id)
     left join restated as rs using (namespace, entry_id)
     left join curated as cu using (namespace, entry_id)

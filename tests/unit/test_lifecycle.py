@@ -194,3 +194,31 @@ def test_no_recall_telemetry_means_no_decay(conn, home):
                         write(LESSON, entry_id="f", ts=at(100), data={"generality": 0.2})])
     states = dict(conn.execute("select entry_id, state from core.entry_lifecycle").fetchall())
     assert states == {"e": "active", "f": "archived"}
+
+
+def test_text_features_are_read_once_per_text_and_equal_a_fresh_reading(conn, home):
+    from memcurator.lifecycle import refresh_entry_text_features
+
+    derive(conn, home, [
+        write("always pin the base image digest", entry_id="rule", ts=at(30)),
+        write("the deploy queue is down right now", entry_id="state", cls="operational", ts=at(2)),
+        write("ok thanks", entry_id="chat", ts=at(1)),
+    ])
+    features = "select * exclude (as_of) from core.entry_text_features order by entry_id"
+    assert conn.execute("select entry_id, is_imperative, has_operational_state, is_chatter "
+                        "from core.entry_text_features order by entry_id").fetchall() == [
+        ("chat", False, False, True), ("rule", True, False, False), ("state", False, True, False)]
+    # a kept row is not read again: mark it, and the mark survives a night with the same text
+    conn.execute("update core.entry_text_features set specifics = 99 where entry_id = 'rule'")
+    refresh_entry_text_features(conn, AS_OF)
+    assert conn.execute("select specifics from core.entry_text_features where entry_id = 'rule'").fetchone() == (99,)
+    conn.execute("update core.entry_text_features set specifics = 0 where entry_id = 'rule'")
+    # a changed text is read again and a removed entry's row goes: as a fresh reading gives
+    conn.execute("update core.entries set norm_text = 'tonight the canary is at 5 %' where entry_id = 'rule'")
+    conn.execute("delete from core.entries where entry_id = 'chat'")
+    refresh_entry_text_features(conn, AS_OF)
+    kept = conn.execute(features).fetchall()
+    conn.execute("comment on table core.entry_text_features is 'another version'")
+    refresh_entry_text_features(conn, AS_OF)
+    assert conn.execute(features).fetchall() == kept
+    assert [r[1] for r in kept] == ["rule", "state"] and kept[0][5] is True  # has_deictic ("tonight")

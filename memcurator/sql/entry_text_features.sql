@@ -1,0 +1,17 @@
+-- What the generality and lifecycle rules read from an entry's current text: the regular expressions
+-- run once per text, not every night. Entries whose text is already in the table are skipped.
+select
+    namespace,
+    entry_id,
+    hash(norm_text) as text_hash,
+    regexp_matches(norm_text, $imperative) as is_imperative,
+    least(len(regexp_extract_all(norm_text, $specific)), 5) as specifics,
+    -- lead-ins like "learned today:" frame a lesson; they say nothing about the fact's time
+    regexp_matches(regexp_replace(norm_text, $lead_in, ''), $deictic) as has_deictic,
+    regexp_matches(norm_text, $operational_state) as has_operational_state,
+    regexp_matches(norm_text, $one_off) as is_one_off,
+    regexp_matches(norm_text, $chatter) or len(string_split(norm_text, ' ')) < 3 as is_chatter,
+    $as_of as as_of
+from core.entries as e
+anti join core.entry_text_features as f
+    on f.namespace = e.namespace and f.entry_id = e.entry_id and f.text_hash = hash(e.norm_text)
