@@ -53,3 +53,50 @@ def merge_jaccard(codes, offsets, a, b, out):  # pragma: no cover - compiled
             else:
                 y += 1
         out[i] = inter / (size - inter)
+
+
+@numba.njit(parallel=True, cache=True)
+def band_bucket_pairs(keys, group):  # pragma: no cover - compiled
+    """Pairs (i < j) of rows sharing a band key within the same group, for every band (repeats
+    across bands kept). Each band is sorted by its key mixed with the group; within a run of equal
+    mixed keys only rows with the very same key and group pair up, so a collision of the mix never
+    pairs rows of different groups. Two passes over the runs: count, then fill."""
+    n, bands = keys.shape
+    orders = np.empty((bands, n), dtype=np.int64)
+    mixed = np.empty((bands, n), dtype=np.uint64)
+    counts = np.zeros(bands, dtype=np.int64)
+    none = np.empty(0, dtype=np.int64)
+    for band in numba.prange(bands):
+        for i in range(n):
+            mixed[band, i] = keys[i, band] ^ (np.uint64(group[i]) * np.uint64(0x9E3779B97F4A7C15))
+        orders[band] = np.argsort(mixed[band], kind="mergesort")
+        counts[band] = _run_pairs(mixed[band], orders[band], keys[:, band], group, none, none, 0)
+    offsets = np.zeros(bands + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum(counts)
+    out_a = np.empty(offsets[bands], dtype=np.int64)
+    out_b = np.empty(offsets[bands], dtype=np.int64)
+    for band in numba.prange(bands):
+        _run_pairs(mixed[band], orders[band], keys[:, band], group, out_a, out_b, offsets[band])
+    return out_a, out_b
+
+
+@numba.njit(cache=True)
+def _run_pairs(mixed, order, key, group, out_a, out_b, k):  # pragma: no cover - compiled
+    """Counts the pairs of one band's sorted runs; writes them from out_a[k] on when out_a is not empty."""
+    count = 0
+    start = 0
+    n = order.shape[0]
+    while start < n:
+        end = start + 1
+        while end < n and mixed[order[end]] == mixed[order[start]]:
+            end += 1
+        for x in range(start, end):
+            for y in range(x + 1, end):
+                i, j = order[x], order[y]
+                if key[i] == key[j] and group[i] == group[j]:
+                    if out_a.shape[0]:
+                        out_a[k + count] = min(i, j)
+                        out_b[k + count] = max(i, j)
+                    count += 1
+        start = end
+    return count

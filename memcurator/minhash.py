@@ -92,20 +92,5 @@ def candidate_probability(similarity: float, bands: int, rows: int) -> float:
 
 def lsh_candidates(keys: np.ndarray, group: np.ndarray) -> pl.DataFrame:
     """Pairs (a < b) sharing a band key within the same group (namespace); duplicates removed."""
-    n, bands = keys.shape
-    frame = pl.DataFrame({
-        "doc": np.repeat(np.arange(n, dtype=np.int64), bands),
-        "band": np.tile(np.arange(bands, dtype=np.int16), n),
-        "key": keys.reshape(-1),
-        "group": np.repeat(group.astype(np.int64), bands),
-    })
-    buckets = frame.group_by("group", "band", "key").agg(pl.col("doc")).filter(pl.col("doc").list.len() > 1)
-    if buckets.height == 0:
-        return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64})
-    members = buckets.with_row_index("bucket").explode("doc").select("bucket", "doc")
-    pairs = (members.join(members, on="bucket", suffix="_b")
-             .filter(pl.col("doc") < pl.col("doc_b"))
-             .select(pl.col("doc").alias("a"), pl.col("doc_b").alias("b"))
-             .unique())
-    return pairs.sort("a", "b")
-
+    a, b = _kernels().band_bucket_pairs(np.ascontiguousarray(keys, dtype=np.uint64), group.astype(np.int64))
+    return pl.DataFrame({"a": a, "b": b}).unique().sort("a", "b")
