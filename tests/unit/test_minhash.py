@@ -109,3 +109,12 @@ def test_verify_gives_exact_jaccard_and_drops_docs_without_shingles():
     expected = {(a, b): jaccard(set(docs[a // 10]), set(docs[b // 10])) for a, b in pairs.rows()
                 if docs[a // 10] and docs[b // 10]}
     assert got == expected
+
+
+def test_candidates_are_every_pair_sharing_a_band_key_in_its_group():
+    rng = np.random.default_rng(5)
+    keys = rng.integers(0, 6, (300, 4)).astype(np.uint64)  # few distinct keys: big, overlapping buckets
+    group = rng.integers(0, 3, 300)
+    expected = sorted({(i, j) for i in range(300) for j in range(i + 1, 300)
+                       if group[i] == group[j] and (keys[i] == keys[j]).any()})
+    assert minhash.lsh_candidates(keys, group).rows() == expected
