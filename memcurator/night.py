@@ -46,6 +46,10 @@ STEPS: list[tuple[str, Callable]] = [
 # index and the judge's verdicts (core.contradictions).
 SIDE_TABLES = ["core.entry_sources", "core.entry_text_features", "core.near_duplicate_index", "core.judged_pairs"]
 
+# What a night reads back of the night before to reuse its work (everything else is derived again).
+CARRIED_TABLES = ["core.memory_writes", "core.entries", "core.entry_sources", "core.entry_text_features",
+                  "core.near_duplicate_index", "core.near_duplicate_pairs", "core.judged_pairs"]
+
 
 def derive_night(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig = CurationConfig(),
                  on_step: Callable[[str], None] | None = None) -> None:

@@ -4,7 +4,9 @@ Every derived table is computed within a namespace, so a night splits into N sha
 the namespace id (``md5_number(namespace) % N``); a namespace never splits. A night in shards is:
 
 1. split   — the one writer (the host with the DuckDB store) ingests the landing folder as usual and
-             writes each shard's events and curator decisions to the shard root;
+             writes each shard's events and curator decisions to the shard root, with the shard's
+             slice of what the store keeps to reuse the night before's work (the flattened writes,
+             the near-duplicate index, the judge's verdicts, ...);
 2. derive  — for each shard, anywhere: load the shard's input into an in-memory DuckDB, run the same
              builders as the embedded night (``night.derive_night``) and write every derived table;
 3. merge   — the one writer replaces each derived table in the store with the union of the shards
@@ -33,6 +35,7 @@ from memcurator.ingest import ensure_raw_tables
 from memcurator.tables import CURATOR_DECISIONS, EVENTS, TABLES, Table
 
 SHARD_INPUTS = (EVENTS, CURATOR_DECISIONS)
+CARRIED = "carried"  # a shard's slice of the tables the next night reuses, beside its input
 HISTORY_TABLES = {"mart.store_health": "as_of"}  # kept across nights: merge replaces only the night's slice
 
 
@@ -81,13 +84,26 @@ class ShardRoot:
         fs, base = self._fs()
         return pq.read_table(f"{base.rstrip('/')}/{relative}", filesystem=fs)
 
+    def exists(self, relative: str) -> bool:
+        fs, base = self._fs()
+        return fs.get_file_info(f"{base.rstrip('/')}/{relative}").type != pafs.FileType.NotFound
+
+    def delete_dir(self, relative: str) -> None:
+        fs, base = self._fs()
+        if self.exists(relative):
+            fs.delete_dir(f"{base.rstrip('/')}/{relative}")
+
 
 def _arrow(conn: duckdb.DuckDBPyConnection, query: str, params=None) -> pa.Table:
     return conn.execute(query, params or {}).to_arrow_table()
 
 
 def split(conn: duckdb.DuckDBPyConnection, root: ShardRoot, night: str, shards: int) -> dict[str, int]:
-    """Write every shard's input (events and curator decisions) from the store; returns events per shard."""
+    """Write every shard's input (events and curator decisions) from the store, and its slice of what
+    the store keeps from the night before to reuse (``night.CARRIED_TABLES``, with each table's
+    version comment); returns events per shard."""
+    comments = _comments(conn)
+    carried = [TABLES[name] for name in nightly.CARRIED_TABLES if name in comments]
     counts = {}
     for number, key in enumerate(shard_keys(shards)):
         folder = root.folder(night, shards, key)
@@ -97,12 +113,32 @@ def split(conn: duckdb.DuckDBPyConnection, root: ShardRoot, night: str, shards: 
             root.write(f"{folder}/{table.qualified}.parquet", rows)
             if table is EVENTS:
                 counts[key] = rows.num_rows
+        root.delete_dir(f"{folder}/{CARRIED}")  # a re-split never leaves state the store no longer has
+        for table in carried:
+            rows = _arrow(conn, f"select * from {table.qualified} where {shard_predicate(shards)} = $k",
+                          {"k": number})
+            root.write(f"{folder}/{CARRIED}/{table.qualified}.parquet",
+                       rows.replace_schema_metadata({"comment": comments[table.qualified]}))
     return counts
+
+
+def _load_carried(conn: duckdb.DuckDBPyConnection, root: ShardRoot, folder: str) -> None:
+    for name in nightly.CARRIED_TABLES:
+        relative = f"{folder}/{CARRIED}/{name}.parquet"
+        if not root.exists(relative):
+            continue
+        table, rows = TABLES[name], root.read(relative)
+        store.ensure_table(conn, table)
+        conn.register("carried", rows)
+        conn.execute(f"insert into {table.qualified} select {table.select_list('q')} from carried q")
+        conn.unregister("carried")
+        _set_comment(conn, table, {_comment_of(rows)})
 
 
 def derive(root: ShardRoot, night: str, shards: int, shard: str, cfg: CurationConfig = CurationConfig(),
            as_of: datetime | None = None) -> dict[str, int]:
-    """Derive one shard's tables in memory from its input and write them; returns rows per table."""
+    """Derive one shard's tables in memory from its input, reusing what the store carried over from the
+    night before as the embedded night does, and write them; returns rows per table."""
     folder = root.folder(night, shards, shard)
     with store.connect(":memory:") as conn:
         ensure_raw_tables(conn)
@@ -111,13 +147,26 @@ def derive(root: ShardRoot, night: str, shards: int, shard: str, cfg: CurationCo
             conn.register("shard_input", root.read(f"{folder}/{table.qualified}.parquet"))
             conn.execute(f"insert into {table.qualified} select {table.select_list('q')} from shard_input q")
             conn.unregister("shard_input")
+        _load_carried(conn, root, folder)
         nightly.derive_night(conn, as_of or as_of_for_night(night), cfg)
+        comments = _comments(conn)
         counts = {}
         for table in derived_tables():
             rows = _arrow(conn, f"select * from {table.qualified}")
-            root.write(f"{folder}/{table.qualified}.parquet", rows)
+            root.write(f"{folder}/{table.qualified}.parquet",
+                       rows.replace_schema_metadata({"comment": comments.get(table.qualified, "")}))
             counts[table.qualified] = rows.num_rows
     return counts
+
+
+def _comments(conn: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """Each table's comment: the version of the code that built the rows a later night may reuse."""
+    return dict(conn.execute("select schema_name || '.' || table_name, coalesce(comment, '') "
+                             "from duckdb_tables()").fetchall())
+
+
+def _comment_of(rows: pa.Table) -> str:
+    return (rows.schema.metadata or {}).get(b"comment", b"").decode()
 
 
 def merge(conn: duckdb.DuckDBPyConnection, root: ShardRoot, night: str, shards: int,
@@ -134,9 +183,16 @@ def merge(conn: duckdb.DuckDBPyConnection, root: ShardRoot, night: str, shards: 
                 counts[table.qualified] = _replace_slice(conn, table, HISTORY_TABLES[table.qualified], as_of)
             else:
                 counts[table.qualified] = store.replace_table(conn, table, "select * from shard_union")
+                _set_comment(conn, table, {_comment_of(part) for part in parts})
         finally:
             conn.unregister("shard_union")
     return counts
+
+
+def _set_comment(conn: duckdb.DuckDBPyConnection, table: Table, comments: set[str]) -> None:
+    """The version comment the rows were built under, when all of them agree on one."""
+    if len(comments) == 1 and (comment := comments.pop()):
+        conn.execute(f"comment on table {table.qualified} is '{comment}'")
 
 
 def _replace_slice(conn: duckdb.DuckDBPyConnection, table: Table, column: str, as_of: datetime) -> int:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import shutil
-from datetime import date
+from datetime import date, timedelta
 
 import dagster as dg
 import pytest
 
-from memcurator import demo, ingest, night, scaleout, shards, store
+from memcurator import clustering, demo, ingest, night, scaleout, shards, store
 from memcurator.config import CurationConfig
 from memcurator.crash import table_hashes
 from memcurator.entries import as_of_for_night
@@ -53,6 +53,33 @@ def test_sharded_night_gives_the_embedded_tables(fleet, count):
     work, full = fleet
     home = _sharded(work, full, count, f"sharded-{count}")
     assert table_hashes(home.store) == table_hashes(full.store)
+
+
+def test_the_next_sharded_night_reuses_what_the_store_carried(fleet, monkeypatch):
+    """Each shard reads back its slice of the flattened writes, the near-duplicate index, the judge's
+    verdicts, ... with their versions; its tables are those of the embedded store's next night."""
+    work, full = fleet
+    home = _sharded(work, full, 4, "carried")
+    following = NIGHT + timedelta(days=1)
+    root, key = shards.ShardRoot(str(work / "carried-root")), following.isoformat()
+    with store.connect(home.store) as conn:
+        versions = dict(conn.execute("select table_name, comment from duckdb_tables() where comment <> ''").fetchall())
+        shards.split(conn, root, key, 4)
+    assert {"memory_writes", "entry_text_features"} <= set(versions), "the merge keeps each table's version"
+    full_passes = []
+    real = clustering.near_duplicate_pairs_and_keys
+    monkeypatch.setattr(clustering, "near_duplicate_pairs_and_keys",
+                        lambda entries, cfg: full_passes.append(entries.height) or real(entries, cfg))
+    for shard in shards.shard_keys(4):
+        shards.derive(root, key, 4, shard)
+    assert not any(full_passes), "every shard with entries found its near-duplicates incrementally"
+    with store.connect(home.store) as conn:
+        shards.merge(conn, root, key, 4)
+    embedded = work / "embedded-next.duckdb"
+    shutil.copyfile(full.store, embedded)
+    with store.connect(embedded) as conn:
+        night.derive_night(conn, as_of_for_night(following))
+    assert table_hashes(home.store) == table_hashes(embedded)
 
 
 def test_a_namespace_never_splits_across_shards(fleet):
