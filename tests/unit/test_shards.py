@@ -59,22 +59,22 @@ def test_the_next_sharded_night_reuses_what_the_store_carried(fleet, monkeypatch
     """Each shard reads back its slice of the flattened writes, the near-duplicate index, the judge's
     verdicts, ... with their versions; its tables are those of the embedded store's next night."""
     work, full = fleet
-    home = _sharded(work, full, 4, "carried")
+    home = _sharded(work, full, 2, "carried")
     following = NIGHT + timedelta(days=1)
     root, key = shards.ShardRoot(str(work / "carried-root")), following.isoformat()
     with store.connect(home.store) as conn:
         versions = dict(conn.execute("select table_name, comment from duckdb_tables() where comment <> ''").fetchall())
-        shards.split(conn, root, key, 4)
+        shards.split(conn, root, key, 2)
     assert {"memory_writes", "entry_text_features"} <= set(versions), "the merge keeps each table's version"
     full_passes = []
     real = clustering.near_duplicate_pairs_and_keys
     monkeypatch.setattr(clustering, "near_duplicate_pairs_and_keys",
                         lambda entries, cfg: full_passes.append(entries.height) or real(entries, cfg))
-    for shard in shards.shard_keys(4):
-        shards.derive(root, key, 4, shard)
+    for shard in shards.shard_keys(2):
+        shards.derive(root, key, 2, shard)
     assert not any(full_passes), "every shard with entries found its near-duplicates incrementally"
     with store.connect(home.store) as conn:
-        shards.merge(conn, root, key, 4)
+        shards.merge(conn, root, key, 2)
     embedded = work / "embedded-next.duckdb"
     shutil.copyfile(full.store, embedded)
     with store.connect(embedded) as conn:
