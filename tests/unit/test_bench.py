@@ -13,9 +13,8 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
     assert result["near_duplicates"]["recall"] >= 0.95
     churn = result["churn"]
     assert churn["writes"] == 20 and 0 < churn["ratio_to_full"]
-    near = next(s for s in churn["stages"] if s["name"] == "core.near_duplicate_pairs")
-    full = next(s for s in result["stages"] if s["name"] == "core.near_duplicate_pairs")
-    assert near["wall_s"] < full["wall_s"], "the churn night's near-duplicate stage reuses the full night's work"
+    # every stage timed again (that the night reuses work is tested in test_nearindex, not by a clock)
+    assert [s["name"] for s in churn["stages"]] == names
     assert result["derivation_peak_rss_mb"] > 0 and result["ingest_peak_rss_mb"] > 0
 
 
