@@ -258,7 +258,7 @@ def verify(pairs: pl.DataFrame, shingles: pl.DataFrame) -> pl.DataFrame:
     pairs = (pairs.join(rows.select(pl.col("doc").alias("a"), pl.col("row").alias("ra")), on="a")
              .join(rows.select(pl.col("doc").alias("b"), pl.col("row").alias("rb")), on="b"))
     offsets = np.concatenate([np.zeros(1, dtype=np.int64), rows["shingles"].list.len().cum_sum().to_numpy()])
-    codes = (rows["shingles"].explode().cast(pl.Categorical).to_physical().cast(pl.Int64).to_numpy()
+    codes = (rows.select(minhash.token_codes(pl.col("shingles").explode()))["shingles"].to_numpy()
              if rows.height else np.zeros(0, dtype=np.int64))
     similarity = minhash.jaccard_of_pairs(codes, offsets, pairs["ra"].to_numpy(), pairs["rb"].to_numpy())
     return pairs.select("a", "b").with_columns(pl.Series("similarity", similarity, dtype=pl.Float64))

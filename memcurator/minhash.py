@@ -48,6 +48,12 @@ def _kernels():
     return kernels
 
 
+def token_codes(tokens: pl.Expr) -> pl.Expr:
+    """Int64 numbers of distinct tokens (the categorical cast's codes): equal tokens, equal numbers,
+    within one frame; what the compiled loops index and compare instead of strings."""
+    return tokens.cast(pl.Categorical).to_physical().cast(pl.Int64)
+
+
 def signatures(shingles: pl.Series, num_perm: int = 128, seed: int = 1) -> np.ndarray:
     """(n_docs, num_perm) uint32 signatures; a document without shingles gets the all-max signature."""
     n = len(shingles)
@@ -56,7 +62,7 @@ def signatures(shingles: pl.Series, num_perm: int = 128, seed: int = 1) -> np.nd
     offsets = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(lengths)])
     # each distinct shingle hashed once: the categorical cast numbers them, the kernel looks them up
     tokens = (shingles.explode().drop_nulls().to_frame("t")
-              .with_columns(pl.col("t").cast(pl.Categorical).to_physical().cast(pl.Int64).alias("code")))
+              .with_columns(token_codes(pl.col("t")).alias("code")))
     vocab = tokens.unique("code")
     mixed = np.zeros(int(vocab["code"].max() or 0) + 1, dtype=np.uint32)
     mixed[vocab["code"].to_numpy()] = _fmix32(hash_tokens(vocab["t"].to_list()))
