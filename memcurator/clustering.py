@@ -222,7 +222,8 @@ def _exact_pairs(groups: pl.DataFrame) -> pl.DataFrame:
 
 def _minhash_pairs(reps: pl.DataFrame, cfg: CurationConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
     empty = pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "similarity": pl.Float64, "method": pl.String})
-    keys = band_keys_of(reps["shingles"], cfg)
+    tokens = minhash.token_rows(reps["shingles"])
+    keys = band_keys_of(tokens, cfg)
     rep_keys = pl.DataFrame({"doc": reps["doc"], "band_keys": keys}).with_columns(
         pl.col("band_keys").cast(pl.List(pl.UInt64)))
     if reps.height < 2:
@@ -233,7 +234,7 @@ def _minhash_pairs(reps: pl.DataFrame, cfg: CurationConfig) -> tuple[pl.DataFram
         return empty, rep_keys
     doc_of = reps["doc"].cast(pl.Int64).to_numpy()
     cand = pl.DataFrame({"a": doc_of[cand["a"].to_numpy()], "b": doc_of[cand["b"].to_numpy()]})
-    verified = verify(cand, reps.select(pl.col("doc").cast(pl.Int64), "shingles"))
+    verified = verify(cand, reps.select(pl.col("doc").cast(pl.Int64), "shingles"), tokens)
     verified = verified.filter(pl.col("similarity") >= cfg.near_duplicate_threshold)
     # every copy of a representative is as similar to the other side as the representative is
     copies = reps.select(pl.col("doc").cast(pl.Int64), pl.col("copies").cast(pl.List(pl.Int64)))
@@ -244,23 +245,23 @@ def _minhash_pairs(reps: pl.DataFrame, cfg: CurationConfig) -> tuple[pl.DataFram
     return expanded.with_columns(pl.lit("minhash").alias("method")), rep_keys
 
 
-def band_keys_of(shingles: pl.Series, cfg: CurationConfig) -> np.ndarray:
+def band_keys_of(shingles: pl.Series | minhash.TokenRows, cfg: CurationConfig) -> np.ndarray:
     """(n, lsh_bands) uint64 LSH band keys of the MinHash signatures of non-empty shingle lists."""
-    if len(shingles) == 0:
+    if (len(shingles.offsets) - 1 if isinstance(shingles, minhash.TokenRows) else len(shingles)) == 0:
         return np.zeros((0, cfg.lsh_bands), dtype=np.uint64)
     return minhash.band_keys(minhash.signatures(shingles, cfg.minhash_permutations), cfg.lsh_bands)
 
 
-def verify(pairs: pl.DataFrame, shingles: pl.DataFrame) -> pl.DataFrame:
+def verify(pairs: pl.DataFrame, shingles: pl.DataFrame, tokens: minhash.TokenRows | None = None) -> pl.DataFrame:
     """Exact Jaccard of each candidate pair (a, b) from the docs' (distinct) shingle lists; pairs with a
-    doc that has no shingles are dropped."""
+    doc that has no shingles are dropped. ``tokens``: the non-empty lists, already numbered."""
     rows = shingles.filter(pl.col("shingles").list.len() > 0).with_row_index("row")
     pairs = (pairs.join(rows.select(pl.col("doc").alias("a"), pl.col("row").alias("ra")), on="a")
              .join(rows.select(pl.col("doc").alias("b"), pl.col("row").alias("rb")), on="b"))
-    offsets = np.concatenate([np.zeros(1, dtype=np.int64), rows["shingles"].list.len().cum_sum().to_numpy()])
-    codes = (rows.select(minhash.token_codes(pl.col("shingles").explode()))["shingles"].to_numpy()
-             if rows.height else np.zeros(0, dtype=np.int64))
-    similarity = minhash.jaccard_of_pairs(codes, offsets, pairs["ra"].to_numpy(), pairs["rb"].to_numpy())
+    if tokens is None:
+        tokens = minhash.token_rows(rows["shingles"])
+    assert len(tokens.offsets) == rows.height + 1, "the numbered lists are not the docs' non-empty shingle lists"
+    similarity = minhash.jaccard_of_pairs(tokens.codes, tokens.offsets, pairs["ra"].to_numpy(), pairs["rb"].to_numpy())
     return pairs.select("a", "b").with_columns(pl.Series("similarity", similarity, dtype=pl.Float64))
 
 
