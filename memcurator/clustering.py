@@ -31,6 +31,7 @@ from scipy.sparse.csgraph import connected_components
 
 from memcurator import minhash, sql
 from memcurator.config import CurationConfig
+from memcurator.frames import namespace_passes
 from memcurator.store import replace_table, replace_table_from_frame
 from memcurator.tables import AS_OF, NS, C, Table, register
 from memcurator.text import shingle_column
@@ -137,13 +138,9 @@ def near_duplicate_pairs_and_keys(entries: pl.DataFrame, cfg: CurationConfig) ->
     """The pairs, and each entry's keys (set_key, LSH band keys) for the next night to reuse."""
     if entries.height < 2:
         return pl.DataFrame(schema=_PAIR_SCHEMA), pl.DataFrame(schema=_KEY_SCHEMA)
-    docs = ordered_docs(entries)
-    sizes = docs.group_by("namespace", maintain_order=True).len()
-    passes = (sizes["len"].cum_sum() - 1) // max(cfg.near_duplicate_chunk_entries, 1)
     pairs, keys = [], []
-    for index in passes.unique(maintain_order=True):
-        chosen = sizes.filter(passes == index)["namespace"]
-        found, known = _pairs_of(docs.filter(pl.col("namespace").is_in(chosen.implode())), cfg)
+    for docs in namespace_passes(ordered_docs(entries), cfg.near_duplicate_chunk_entries):
+        found, known = _pairs_of(docs, cfg)
         pairs.append(found)
         keys.append(known)
     return pl.concat(pairs).sort("a", "b").select(list(_PAIR_SCHEMA)), pl.concat(keys)

@@ -57,6 +57,7 @@ class CurationConfig:
     judge_endpoint: str = ""          # an OpenAI-compatible base URL enables the chat judge (off by default)
     judge_model: str = "llama3.1"
     judge_timeout_seconds: float = 10.0
+    judge_pass_pairs: int = 100_000   # whole namespaces per pass of the rules judge: memory stays flat
 
     @classmethod
     def from_mapping(cls, values: dict) -> "CurationConfig":

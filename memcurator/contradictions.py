@@ -24,6 +24,7 @@ from scipy.sparse.csgraph import connected_components
 
 from memcurator import sql
 from memcurator.config import CurationConfig
+from memcurator.frames import namespace_passes
 from memcurator.store import code_version, ensure_table, replace_table, replace_table_from_frame, transaction
 from memcurator.tables import AS_OF, NS, C, Table, register
 
@@ -239,10 +240,14 @@ def _judge(pairs: pl.DataFrame, cfg: CurationConfig) -> pl.DataFrame:
                            "evidence", "confidence", (pl.col("judge") != "heuristic").alias("cacheable"))
     from memcurator.detect import JudgeSettings, judge
 
-    # without a shared subject key, competing values need near-identical wording around them
+    # without a shared subject key, competing values need near-identical wording around them; in passes
+    # of whole namespaces (a verdict reads only its pair), so the texts' features of one pass are in memory
     judged = pl.concat([
-        judge(pairs.filter(pl.col("same_subject"))),
-        judge(pairs.filter(~pl.col("same_subject")), JudgeSettings(value_overlap=SIMILAR_ONLY_VALUE_OVERLAP)),
+        verdicts
+        for part in namespace_passes(pairs, cfg.judge_pass_pairs)
+        for verdicts in (judge(part.filter(pl.col("same_subject"))),
+                         judge(part.filter(~pl.col("same_subject")),
+                               JudgeSettings(value_overlap=SIMILAR_ONLY_VALUE_OVERLAP)))
     ], how="diagonal_relaxed")
     return judged.select(*keys, pl.when(pl.col("is_conflict")).then("kind").alias("detector"),
                          pl.when(pl.col("is_conflict")).then("evidence").alias("evidence"), "confidence",

@@ -159,3 +159,23 @@ def test_another_judge_version_judges_everything_again(conn, home, monkeypatch):
     derive_night(conn, AS_OF, CFG)
     assert conn.execute("select detector from core.contradictions").fetchall() == [("value",)]
     assert conn.execute("select distinct judge from core.judged_pairs").fetchall() == [("rules:next",)]
+
+
+def test_judging_in_passes_over_namespaces_gives_the_same_verdicts(conn, home):
+    from dataclasses import replace
+    from datetime import date
+
+    from memcurator import contradictions, demo
+    from memcurator.night import STEPS
+
+    demo.generate(home.landing, home.truth, writes=3_000, namespaces=5, days=30, seed=4, end=date(2026, 11, 28))
+    ingest.ingest_landing(conn, home.landing, None, CFG)
+    for name, build in STEPS[:STEPS.index(("core.contradictions", contradictions.build_contradictions))]:
+        build(conn, datetime(2026, 11, 29), CFG)
+    verdicts = {}
+    for per_pass in (10**9, 300):
+        conn.execute("drop table if exists core.judged_pairs")  # judge every pair again
+        contradictions.build_contradictions(conn, datetime(2026, 11, 29), replace(CFG, judge_pass_pairs=per_pass))
+        verdicts[per_pass] = conn.execute("select * exclude (as_of) from core.judged_pairs order by all").fetchall()
+    detected = [v for v in verdicts[300] if v[4] is not None]
+    assert len(verdicts[300]) > 1_000 and len(detected) > 10 and verdicts[300] == verdicts[10**9]
