@@ -23,7 +23,9 @@ SCHEMAS = ("raw", "core", "mart", "analyst")
 
 
 MEMORY_LIMIT_ENV = "MEMCURATOR_DUCKDB_MEMORY_LIMIT"
-DEFAULT_MEMORY_LIMIT = "4GB"  # DuckDB's own default is 80 % of RAM; beyond the limit it spills to disk
+# DuckDB's own default is 80 % of RAM; beyond the limit it spills to disk. 3 GB leaves room for the
+# polars frames of a stage within a 4 GB process at 1M entries (4 GB: the fold peaked at 4.3 GB RSS)
+DEFAULT_MEMORY_LIMIT = "3GB"
 
 
 def memory_limit() -> str:
