@@ -280,14 +280,14 @@ def clusters(entries: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
     nodes = nodes.with_columns(pl.Series("component", labels, dtype=pl.Int64))
     sizes = nodes.group_by("component").agg(pl.len().alias("member_count"),
                                             pl.col("node").min().alias("first_node"))
-    members = nodes.join(sizes.filter(pl.col("member_count") > 1), on="component")
-    first = nodes.select(pl.col("node").alias("first_node"), pl.col("namespace").alias("ns0"),
-                         pl.col("entry_id").alias("first_entry"))
-    members = members.join(first, on="first_node")
-    members = members.with_columns(
-        ("c_" + pl.concat_str(["ns0", "first_entry"], separator="\x1f")
-         .map_elements(lambda s: hashlib.sha256(s.encode()).hexdigest()[:16], return_dtype=pl.String))
-        .alias("cluster_id"))
+    sizes = sizes.filter(pl.col("member_count") > 1)
+    # the id hashes the cluster's first entry: once per cluster, not once per member
+    ids = (sizes.select("first_node")
+           .join(nodes.select(pl.col("node").alias("first_node"), "namespace", "entry_id"), on="first_node")
+           .select("first_node", ("c_" + pl.concat_str(["namespace", "entry_id"], separator="\x1f")
+                                  .map_elements(lambda s: hashlib.sha256(s.encode()).hexdigest()[:16],
+                                                return_dtype=pl.String)).alias("cluster_id")))
+    members = nodes.join(sizes, on="component").join(ids, on="first_node")
     sims = pl.concat([edges.select(pl.col("i").alias("node"), "similarity"),
                       edges.select(pl.col("j").alias("node"), "similarity")]).group_by("node").agg(
         pl.col("similarity").sort().sum().alias("sim_sum"))  # summed in one order: identical on any split
