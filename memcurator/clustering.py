@@ -244,7 +244,7 @@ def _minhash_pairs(reps: pl.DataFrame, cfg: CurationConfig) -> tuple[pl.DataFram
 
 def band_keys_of(shingles: pl.Series | minhash.TokenRows, cfg: CurationConfig) -> np.ndarray:
     """(n, lsh_bands) uint64 LSH band keys of the MinHash signatures of non-empty shingle lists."""
-    if (len(shingles.offsets) - 1 if isinstance(shingles, minhash.TokenRows) else len(shingles)) == 0:
+    if len(shingles) == 0:
         return np.zeros((0, cfg.lsh_bands), dtype=np.uint64)
     return minhash.band_keys(minhash.signatures(shingles, cfg.minhash_permutations), cfg.lsh_bands)
 
@@ -257,7 +257,7 @@ def verify(pairs: pl.DataFrame, shingles: pl.DataFrame, tokens: minhash.TokenRow
              .join(rows.select(pl.col("doc").alias("b"), pl.col("row").alias("rb")), on="b"))
     if tokens is None:
         tokens = minhash.token_rows(rows["shingles"])
-    assert len(tokens.offsets) == rows.height + 1, "the numbered lists are not the docs' non-empty shingle lists"
+    assert len(tokens) == rows.height, "the numbered lists are not the docs' non-empty shingle lists"
     similarity = minhash.jaccard_of_pairs(tokens.codes, tokens.offsets, pairs["ra"].to_numpy(), pairs["rb"].to_numpy())
     return pairs.select("a", "b").with_columns(pl.Series("similarity", similarity, dtype=pl.Float64))
 

@@ -63,6 +63,9 @@ class TokenRows:
     offsets: np.ndarray
     vocabulary: pl.DataFrame
 
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
 
 def token_rows(lists: pl.Series) -> TokenRows:
     """The lists numbered once, for the signatures and the exact Jaccard of one set of documents
@@ -76,7 +79,7 @@ def token_rows(lists: pl.Series) -> TokenRows:
 def signatures(shingles: pl.Series | TokenRows, num_perm: int = 128, seed: int = 1) -> np.ndarray:
     """(n_docs, num_perm) uint32 signatures; a document without shingles gets the all-max signature."""
     rows = shingles if isinstance(shingles, TokenRows) else token_rows(shingles)
-    sig = np.empty((len(rows.offsets) - 1, num_perm), dtype=np.uint32)
+    sig = np.empty((len(rows), num_perm), dtype=np.uint32)
     # each distinct shingle hashed once: the kernel looks its hash up by code
     mixed = np.zeros(int(rows.vocabulary["code"].max() or 0) + 1, dtype=np.uint32)
     mixed[rows.vocabulary["code"].to_numpy()] = _fmix32(hash_tokens(rows.vocabulary["t"].to_list()))
