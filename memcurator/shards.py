@@ -192,7 +192,7 @@ def merge(conn: duckdb.DuckDBPyConnection, root: ShardRoot, night: str, shards: 
 def _set_comment(conn: duckdb.DuckDBPyConnection, table: Table, comments: set[str]) -> None:
     """The version comment the rows were built under, when all of them agree on one."""
     if len(comments) == 1 and (comment := comments.pop()):
-        conn.execute(f"comment on table {table.qualified} is '{comment}'")
+        store.set_version(conn, table, comment)
 
 
 def _replace_slice(conn: duckdb.DuckDBPyConnection, table: Table, column: str, as_of: datetime) -> int:

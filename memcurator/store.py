@@ -102,6 +102,12 @@ def replace_table(
     return conn.execute(f"SELECT count(*) FROM {table.qualified}").fetchone()[0]
 
 
+def set_version(conn: duckdb.DuckDBPyConnection, table: Table, version: str) -> None:
+    """Record the version of the code that built a table's rows as its comment (quoted: a version may
+    come from outside, such as a shard's file)."""
+    conn.execute(f"comment on table {table.qualified} is '{version.replace(chr(39), chr(39) * 2)}'")
+
+
 def refresh_table(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, version: str,
                   stale: str) -> int:
     """Keep a table's rows across nights. When the table was built under ``version`` (its comment),
@@ -113,7 +119,7 @@ def refresh_table(conn: duckdb.DuckDBPyConnection, table: Table, query: str, par
     used = lambda statement: {k: v for k, v in params.items() if f"${k}" in statement}  # noqa: E731
     if not same:
         count = replace_table(conn, table, query, used(query))  # the query sees the new, empty table
-        conn.execute(f"comment on table {table.qualified} is '{version}'")
+        set_version(conn, table, version)
         return count
     with transaction(conn):
         conn.execute(stale, used(stale))

@@ -20,3 +20,13 @@ def test_a_bad_memory_limit_is_refused(monkeypatch):
     monkeypatch.setenv(store.MEMORY_LIMIT_ENV, "4GB; drop table x")
     with pytest.raises(ValueError, match="expected a size"):
         store.memory_limit()
+
+
+def test_a_table_version_is_stored_as_given_even_with_quotes():
+    from memcurator.entries import MEMORY_WRITES
+
+    with store.connect(":memory:") as conn:
+        store.ensure_table(conn, MEMORY_WRITES)
+        store.set_version(conn, MEMORY_WRITES, "v'1; drop table core.memory_writes")
+        assert conn.execute("select comment from duckdb_tables() where table_name = 'memory_writes'").fetchone() == (
+            "v'1; drop table core.memory_writes",)
