@@ -41,7 +41,7 @@ NEAR_DUPLICATE_INDEX = register(Table(
     ),
     key=("namespace", "entry_id"),
 ))
-VERSION = 2  # raise when the way keys are computed changes: a stored index of another version is recomputed
+VERSION = 3  # raise when the way keys are computed changes: a stored index of another version is recomputed
 
 
 def params(cfg: CurationConfig) -> str:
@@ -53,10 +53,30 @@ def params(cfg: CurationConfig) -> str:
     }, sort_keys=True)
 
 
-def fingerprinted(docs: pl.DataFrame) -> pl.DataFrame:
-    return docs.with_columns(pl.concat_str([
-        pl.col("norm_text").fill_null(""), pl.col("tags").list.join("\x1e").fill_null(""),
-        pl.col("first_written_at").cast(pl.String).fill_null("")], separator="\x1f").hash().alias("fingerprint"))
+# Each entry with its fingerprint (a hash of what the stage reads of it) and, when the index holds
+# the same fingerprint under the same knobs, its stored set key. Hashed in DuckDB, so the texts of
+# unchanged entries never leave the store: a changed night reads only the texts it needs.
+KNOWN_ENTRIES = """
+with fingerprinted as (
+    select namespace, entry_id, first_written_at, tags, hash(norm_text, tags, first_written_at) as fingerprint
+    from core.entries
+)
+select f.namespace, f.entry_id, f.first_written_at, f.tags, f.fingerprint, i.set_key
+from fingerprinted as f
+left join core.near_duplicate_index as i
+    on i.namespace = f.namespace and i.entry_id = f.entry_id and i.fingerprint = f.fingerprint and i.params = $p
+"""
+
+
+def with_texts(conn: duckdb.DuckDBPyConnection, docs: pl.DataFrame) -> pl.DataFrame:
+    """``docs`` (numbered entries) with their normalised texts, read for these entries only; sorted by doc."""
+    conn.register("wanted_docs", docs.select("doc", "namespace", "entry_id").to_arrow())
+    try:
+        texts = conn.execute("select w.doc, e.norm_text from wanted_docs as w "
+                             "inner join core.entries as e using (namespace, entry_id)").pl()
+    finally:
+        conn.unregister("wanted_docs")
+    return docs.join(texts, on="doc").sort("doc")
 
 
 def build_near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
@@ -75,19 +95,16 @@ def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
 
     Rewrites the index; the caller writes the pairs in the same transaction."""
     ensure_table(conn, NEAR_DUPLICATE_INDEX)
-    entries = conn.execute("select namespace, entry_id, norm_text, first_written_at, tags from core.entries").pl()
-    docs = fingerprinted(clustering.ordered_docs(entries))
     knobs = params(cfg)
-    previous = conn.execute("select namespace, entry_id, fingerprint, set_key from core.near_duplicate_index "
-                            "where params = $p", {"p": knobs}).pl()
-    stale_knobs = conn.execute("select count(*) from core.near_duplicate_index where params <> $p",
-                               {"p": knobs}).fetchone()[0]
-    known = docs.join(previous, on=["namespace", "entry_id", "fingerprint"], how="left")
-    changed = known.filter(pl.col("set_key").is_null()).height
-    if stale_knobs or previous.height == 0 or changed > cfg.incremental_max_changed_share * max(docs.height, 1):
+    known = clustering.ordered_docs(conn.execute(KNOWN_ENTRIES, {"p": knobs}).pl())
+    stored, stale_knobs = conn.execute("select count(*) filter (where params = $p), count(*) filter (where params <> $p) "
+                                       "from core.near_duplicate_index", {"p": knobs}).fetchone()
+    changed = known["set_key"].null_count()
+    if stale_knobs or stored == 0 or changed > cfg.incremental_max_changed_share * max(known.height, 1):
+        entries = conn.execute("select namespace, entry_id, norm_text, first_written_at, tags from core.entries").pl()
         pairs, keys = clustering.near_duplicate_pairs_and_keys(entries, cfg)
         conn.execute("delete from core.near_duplicate_index")
-        _add_to_index(conn, docs.select("namespace", "entry_id", "fingerprint").join(keys, on=["namespace", "entry_id"]),
+        _add_to_index(conn, known.select("namespace", "entry_id", "fingerprint").join(keys, on=["namespace", "entry_id"]),
                       knobs, as_of)
         return pairs, "full"
     return _incremental(conn, known, cfg, knobs, as_of), "incremental"
@@ -96,7 +113,7 @@ def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
 def _incremental(conn: duckdb.DuckDBPyConnection, known: pl.DataFrame, cfg: CurationConfig, knobs: str,
                  as_of: datetime) -> pl.DataFrame:
     unchanged = known.filter(pl.col("set_key").is_not_null())
-    fresh = clustering.with_text_keys(known.filter(pl.col("set_key").is_null()).drop("set_key"), cfg)
+    fresh = clustering.with_text_keys(with_texts(conn, known.filter(pl.col("set_key").is_null()).drop("set_key")), cfg)
     hashed = fresh.filter(pl.col("shingles").list.len() > 0)
     hashed = hashed.with_columns(
         pl.Series("band_keys", clustering.band_keys_of(hashed["shingles"], cfg)).cast(pl.List(pl.UInt64)))
@@ -124,8 +141,8 @@ def _incremental(conn: duckdb.DuckDBPyConnection, known: pl.DataFrame, cfg: Cura
         conn.unregister("kept")
         conn.unregister("fresh_bands")
 
-    docs = pl.concat([unchanged.select("doc", "namespace", "entry_id", "norm_text", "tags", "set_key"),
-                      fresh.select("doc", "namespace", "entry_id", "norm_text", "tags", "set_key")]).sort("doc")
+    docs = pl.concat([unchanged.select("doc", "namespace", "entry_id", "tags", "set_key"),
+                      fresh.select("doc", "namespace", "entry_id", "tags", "set_key")]).sort("doc")
     exact, _ = clustering.exact_copy_pairs(docs)
 
     ids = unchanged.select("namespace", pl.col("entry_id").alias("partner"), pl.col("doc").alias("y"))
@@ -134,7 +151,7 @@ def _incremental(conn: duckdb.DuckDBPyConnection, known: pl.DataFrame, cfg: Cura
                  .filter(pl.col("doc") < pl.col("doc_b")).select(pl.col("doc").alias("x"), pl.col("doc_b").alias("y")))
     candidates = (pl.concat([with_old, among_new])
                   .select(pl.min_horizontal("x", "y").alias("a"), pl.max_horizontal("x", "y").alias("b")).unique())
-    near = _verified(candidates, docs, fresh, cfg)
+    near = _verified(conn, candidates, docs, fresh, cfg)
 
     by_id = unchanged.select("namespace", "entry_id", "doc")
     kept_pairs = (reused.join(by_id.rename({"entry_id": "entry_a", "doc": "a"}), on=["namespace", "entry_a"])
@@ -142,7 +159,7 @@ def _incremental(conn: duckdb.DuckDBPyConnection, known: pl.DataFrame, cfg: Cura
                   .select(pl.min_horizontal("a", "b").alias("a"), pl.max_horizontal("a", "b").alias("b"), "similarity",
                           pl.lit("minhash").alias("method")))
     involved = pl.concat([exact.select("a", "b"), near.select("a", "b")])
-    texts = docs.join(pl.concat([involved["a"], involved["b"]]).unique().to_frame("doc"), on="doc")
+    texts = with_texts(conn, docs.join(pl.concat([involved["a"], involved["b"]]).unique().to_frame("doc"), on="doc"))
     new_pairs = clustering.compatible(pl.concat([exact, near]).unique(["a", "b"], keep="first"),
                                       texts.with_columns(clustering.SPECIFICS))
     pairs = pl.concat([new_pairs, kept_pairs]).unique(["a", "b"], keep="first")
@@ -152,7 +169,8 @@ def _incremental(conn: duckdb.DuckDBPyConnection, known: pl.DataFrame, cfg: Cura
     return result
 
 
-def _verified(candidates: pl.DataFrame, docs: pl.DataFrame, fresh: pl.DataFrame, cfg: CurationConfig) -> pl.DataFrame:
+def _verified(conn: duckdb.DuckDBPyConnection, candidates: pl.DataFrame, docs: pl.DataFrame, fresh: pl.DataFrame,
+              cfg: CurationConfig) -> pl.DataFrame:
     """Exact Jaccard of the candidates between different shingle sets (same set = exact copy, already paired)."""
     sets = docs.select("doc", "set_key")
     candidates = (candidates.join(sets.rename({"doc": "a", "set_key": "ka"}), on="a")
@@ -161,7 +179,8 @@ def _verified(candidates: pl.DataFrame, docs: pl.DataFrame, fresh: pl.DataFrame,
     needed = pl.concat([candidates["a"], candidates["b"]]).unique().to_frame("doc")
     known = fresh.select("doc", "shingles").join(needed, on="doc")
     rest = docs.join(needed, on="doc").join(known.select("doc"), on="doc", how="anti")
-    shingles = pl.concat([known, clustering.with_text_keys(rest.drop("set_key"), cfg).select("doc", "shingles")])
+    shingles = pl.concat([known, clustering.with_text_keys(with_texts(conn, rest.drop("set_key")), cfg)
+                          .select("doc", "shingles")])
     verified = clustering.verify(candidates, shingles)
     return (verified.filter(pl.col("similarity") >= cfg.near_duplicate_threshold)
             .with_columns(pl.lit("minhash").alias("method")))
