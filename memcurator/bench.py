@@ -365,6 +365,9 @@ REUSE = ("Reused from the previous night: core.memory_writes keeps the writes it
          "(core.judged_pairs); the other stages derive everything again.")
 
 
+TARGET_ENTRIES = 1_000_000  # the size the targets of issue 8 are set at
+
+
 def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
     results = sorted(results, key=lambda r: r["entries"])
     out = ["# Performance", "",
@@ -383,17 +386,28 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
         out.append(f"| {r['entries']:,} | {r['namespaces']:,} | {r['ingest_wall_s']:.1f} | {r['derivation_wall_s']:.1f} | "
                    f"{r['derivation_peak_rss_mb']:,.0f} | {r['ingest_peak_rss_mb']:,.0f} | {nd['entries_per_s']:,.0f} | {nd['recall']} | {base['entries_per_s']:,.0f} | "
                    f"{base['recall']} | {r['near_duplicate_speedup']}x | {churn} |")
-    largest = results[-1]
+    # the targets are set at a million entries: the largest run up to that size carries them; larger
+    # runs (10M, documented, not in CI) show that time and memory keep growing linearly
+    largest = max((r for r in results if r["entries"] <= TARGET_ENTRIES), key=lambda r: r["entries"], default=results[0])
+    beyond = [r for r in results if r["entries"] > TARGET_ENTRIES]
     out += ["", f"Stages at {largest['entries']:,} entries:", "", "| stage | wall s | CPU s | RSS MB | entries/s |",
             "|---|---|---|---|---|"]
     out += [f"| {s['name']} | {s['wall_s']:.2f} | {s['cpu_s']:.2f} | {s['rss_mb']:,.0f} | {s['entries_per_s']:,.0f} |"
             for s in largest["stages"]]
+    for r in beyond:
+        times = {s["name"]: s["wall_s"] for s in largest["stages"]}
+        runs = r.get("repeats", 1)
+        out += ["", f"Stages at {r['entries']:,} entries (a documented run, not in CI; {runs} run{'s' if runs > 1 else ''}), "
+                    f"against {largest['entries']:,}:", "",
+                f"| stage | wall s | CPU s | RSS MB | x the {largest['entries']:,} run |", "|---|---|---|---|---|"]
+        out += [f"| {s['name']} | {s['wall_s']:.2f} | {s['cpu_s']:.2f} | {s['rss_mb']:,.0f} | "
+                f"{s['wall_s'] / times[s['name']] if times.get(s['name']) else 0:.1f} |" for s in r["stages"]]
     recalls = [r["recall"] for r in results if "recall" in r]
     if recalls:
         rc = recalls[-1]
         out += ["", f"`recall()` on one namespace of {rc['entries']:,} entries, warm, {rc['queries']} queries: "
                     f"p50 {rc['p50_ms']} ms, p95 {rc['p95_ms']} ms, p99 {rc['p99_ms']} ms."]
-    out += ["", "Against the targets (issue 8), from the largest run:", ""]
+    out += ["", f"Against the targets (issue 8), from the {largest['entries']:,}-entry run:", ""]
     met = lambda ok: "met" if ok else "**not met**"  # noqa: E731
     out.append(f"- 1M entries, derivation <= 60 s: {largest['derivation_wall_s']:.0f} s at {largest['entries']:,} entries "
                f"({met(largest['entries'] >= 1_000_000 and largest['derivation_wall_s'] <= 60)})")
@@ -404,7 +418,7 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
     out.append(f"- near-duplicate stage >= 20x the naive baseline at equal or better recall: "
                f"{largest['near_duplicate_speedup']}x, recall {largest['near_duplicates']['recall']} vs "
                f"{largest['baseline']['recall']} ({met(largest['near_duplicate_speedup'] >= 20)})")
-    churned = [r for r in results if "churn" in r]
+    churned = [r for r in results if "churn" in r and r["entries"] <= TARGET_ENTRIES]
     if churned:
         c = churned[-1]
         out.append(f"- 1 % churn night <= 10 % of a full night: {c['churn']['ratio_to_full']:.0%} at {c['entries']:,} "

@@ -34,3 +34,18 @@ def test_repeated_runs_report_medians_and_the_largest_peak():
     assert combined["derivation_peak_rss_mb"] == 1_000 and combined["ingest_peak_rss_mb"] == 500
     assert combined["stages"][0]["wall_s"] == 20, "stage rows come from the median run"
     assert bench.combine([_run(5, 1, 1, 1)])["repeats"] == 1
+
+
+def test_the_targets_are_read_at_a_million_entries_and_a_larger_run_is_documented_beside():
+    def sized(entries: int, derivation: float, ratio: float) -> dict:
+        run = _run(derivation, 40, ratio, 3_000) | {"entries": entries, "namespaces": entries // 100}
+        run["stages"] = [{"name": "core.entries", "wall_s": derivation, "cpu_s": derivation, "rss_mb": 3_000,
+                          "entries_per_s": entries / derivation}]
+        return run
+
+    text = bench.markdown([sized(10_000_000, 900, 0.5), sized(1_000_000, 50, 0.08)], ["memcurator bench"], "plot.svg")
+    assert "derivation <= 60 s: 50 s at 1,000,000 entries (met)" in text
+    assert "churn night <= 10 % of a full night: 8% at 1,000,000 entries (met)" in text
+    assert "Stages at 10,000,000 entries (a documented run, not in CI; 1 run), against 1,000,000" in text
+    assert "| core.entries | 900.00 | 900.00 | 3,000 | 18.0 |" in text
+    assert text.index("| 1,000,000 |") < text.index("| 10,000,000 |"), "sizes in ascending order"
