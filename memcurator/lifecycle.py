@@ -98,7 +98,7 @@ ENTRY_TEXT_FEATURES = register(Table(
     "One row per entry: what the generality and lifecycle rules read from its current text, kept while the text stays the same.",
     (
         NS, C("entry_id", "VARCHAR", "The entry.", False),
-        C("text_hash", "UBIGINT", "Hash of the normalised text these features were read from.", False),
+        C("source_event_id", "VARCHAR", "The write the features were read from (the entry's last_event_id then).", False),
         C("is_imperative", "BOOLEAN", "Imperative principle phrasing.", False),
         C("specifics", "INTEGER", "Specific tokens (ids, dates, times, paths; at most 5).", False),
         C("has_deictic", "BOOLEAN", "Says today, right now, this week, ... (after a lesson lead-in).", False),
@@ -112,14 +112,15 @@ ENTRY_TEXT_FEATURES = register(Table(
 
 
 def refresh_entry_text_features(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> int:
-    """Reads the features of texts not read before; rows of removed entries or changed texts go. The
-    version (query, declaration, patterns, DuckDB's hash) is the table's comment: another rebuilds it."""
+    """Reads the features of current versions not read before; rows of removed entries or replaced
+    versions go. The version (query, declaration, patterns, DuckDB's version: its regular expressions) is
+    the table's comment: another rebuilds it."""
     query = sql.load("entry_text_features")
     version = code_version("entry_text_features", query, ENTRY_TEXT_FEATURES.ddl(), json.dumps(PATTERNS),
                            duckdb.__version__)
     return refresh_table(conn, ENTRY_TEXT_FEATURES, query, {"as_of": as_of, **PATTERNS}, version,
                          "delete from core.entry_text_features as f where not exists (select 1 from core.entries as e "
-                         "where e.namespace = f.namespace and e.entry_id = f.entry_id and hash(e.norm_text) = f.text_hash)")
+                         "where e.namespace = f.namespace and e.entry_id = f.entry_id and e.last_event_id = f.source_event_id)")
 
 
 def build_entry_generality(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:

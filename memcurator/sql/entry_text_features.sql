@@ -1,9 +1,12 @@
 -- What the generality and lifecycle rules read from an entry's current text: the regular expressions
--- run once per text, not every night. Entries whose text is already in the table are skipped.
+-- run once per text, not every night. Entries whose current version (the write it was read from) is
+-- already in the table are skipped: an event's text never changes (core.memory_writes keeps its rows
+-- by event id on the same ground), and comparing write ids reads no text, where a hash of each text
+-- read them all every night.
 select
     namespace,
     entry_id,
-    hash(norm_text) as text_hash,
+    last_event_id as source_event_id,
     regexp_matches(norm_text, $imperative) as is_imperative,
     least(len(regexp_extract_all(norm_text, $specific)), 5) as specifics,
     -- lead-ins like "learned today:" frame a lesson; they say nothing about the fact's time
@@ -14,4 +17,4 @@ select
     $as_of as as_of
 from core.entries as e
 anti join core.entry_text_features as f
-    on f.namespace = e.namespace and f.entry_id = e.entry_id and f.text_hash = hash(e.norm_text)
+    on f.namespace = e.namespace and f.entry_id = e.entry_id and f.source_event_id = e.last_event_id

@@ -196,7 +196,7 @@ def test_no_recall_telemetry_means_no_decay(conn, home):
     assert states == {"e": "active", "f": "archived"}
 
 
-def test_text_features_are_read_once_per_text_and_equal_a_fresh_reading(conn, home):
+def test_text_features_are_read_once_per_version_and_equal_a_fresh_reading(conn, home):
     from memcurator.lifecycle import refresh_entry_text_features
 
     derive(conn, home, [
@@ -213,8 +213,10 @@ def test_text_features_are_read_once_per_text_and_equal_a_fresh_reading(conn, ho
     refresh_entry_text_features(conn, AS_OF)
     assert conn.execute("select specifics from core.entry_text_features where entry_id = 'rule'").fetchone() == (99,)
     conn.execute("update core.entry_text_features set specifics = 0 where entry_id = 'rule'")
-    # a changed text is read again and a removed entry's row goes: as a fresh reading gives
-    conn.execute("update core.entries set norm_text = 'tonight the canary is at 5 %' where entry_id = 'rule'")
+    # a new version (a new write, so a new last_event_id) is read again and a removed entry's row goes:
+    # as a fresh reading gives
+    conn.execute("update core.entries set norm_text = 'tonight the canary is at 5 %', last_event_id = 'a-later-write' "
+                 "where entry_id = 'rule'")
     conn.execute("delete from core.entries where entry_id = 'chat'")
     refresh_entry_text_features(conn, AS_OF)
     kept = conn.execute(features).fetchall()
