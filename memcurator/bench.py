@@ -41,6 +41,7 @@ START = datetime(2026, 9, 1)
 DAYS = 60
 VOCABULARY = 30_000
 JACCARD = 0.6
+GENERATE_SLICE = 250_000  # rows of tokens drawn at once
 
 
 def _rss_mb() -> float:
@@ -73,7 +74,12 @@ def generate(entries: int, namespaces: int, words: int = 60, seed: int = 1, rest
     p = 1.0 / ranks ** 1.05
     cdf = np.cumsum(p / p.sum())
     draw = lambda shape: np.minimum(np.searchsorted(cdf, rng.random(shape)), len(vocab) - 1)  # noqa: E731
-    tokens = draw((entries, words))
+    # drawn in slices of rows (the same stream of numbers as one draw) into int32: at 10M entries one
+    # draw held three (entries x words) arrays of 8 bytes at once
+    tokens = np.empty((entries, words), dtype=np.int32)
+    for start in range(0, entries, GENERATE_SLICE):
+        stop = min(entries, start + GENERATE_SLICE)
+        tokens[start:stop] = draw((stop - start, words))
     ns = rng.integers(0, namespaces, entries)
     group = np.full(entries, -1)
     # restatements: an entry copies an earlier entry of its namespace and replaces 5-30 % of the words
@@ -94,21 +100,21 @@ def generate(entries: int, namespaces: int, words: int = 60, seed: int = 1, rest
         group[i] = anchor
         replace = rng.random(words) < rng.uniform(0.05, 0.3)
         tokens[i] = np.where(replace, draw(words), tokens[anchor])
-    texts = [" ".join(vocab[row]) for row in tokens]
+    texts = pl.concat([pl.Series([" ".join(vocab[row]) for row in tokens[start:start + GENERATE_SLICE]], dtype=pl.String)
+                       for start in range(0, entries, GENERATE_SLICE)]) if entries else pl.Series([], dtype=pl.String)
     seconds = np.sort(rng.integers(0, DAYS * 86_400, entries))
-    frame = pl.DataFrame({
-        "namespace": [f"ns-{n:05d}" for n in ns],
-        "entry_id": [f"{id_prefix}{i:08d}" for i in range(entries)],
-        "ts": [START + timedelta(seconds=int(s)) for s in seconds],
-        "text": texts,
-        "group": group,
-    })
+    frame = pl.DataFrame({"ns": ns, "i": np.arange(entries), "seconds": seconds, "text": texts, "group": group}).select(
+        ("ns-" + pl.col("ns").cast(pl.String).str.zfill(5)).alias("namespace"),
+        (id_prefix + pl.col("i").cast(pl.String).str.zfill(8)).alias("entry_id"),
+        (pl.lit(START) + pl.duration(seconds=pl.col("seconds"))).alias("ts"),
+        "text", "group")
+    del texts
     truth = set()
     members: dict[int, list[int]] = {}
     for i in np.flatnonzero(group >= 0):
         members.setdefault(int(group[i]), []).append(int(i))
-    sets = {}
     for idx in members.values():
+        sets = {}  # an entry is in one group: its set is needed only while that group is paired
         for a, b in combinations(sorted(idx), 2):
             sa = sets.setdefault(a, set(tokens[a]))
             sb = sets.setdefault(b, set(tokens[b]))
