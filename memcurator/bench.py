@@ -42,6 +42,7 @@ DAYS = 60
 VOCABULARY = 30_000
 JACCARD = 0.6
 GENERATE_SLICE = 250_000  # rows of tokens drawn at once
+LAND_PART_EVENTS = 1_000_000  # events per landed file (about 0.7 GB at 60 words)
 
 
 def _rss_mb() -> float:
@@ -123,18 +124,23 @@ def generate(entries: int, namespaces: int, words: int = 60, seed: int = 1, rest
     return Fleet(frame, truth)
 
 
-def land(fleet: Fleet, landing: Path, name: str) -> Path:
-    """The fleet as memory.write events, one JSONL file."""
+def land(fleet: Fleet, landing: Path, name: str, part_events: int = LAND_PART_EVENTS) -> list[Path]:
+    """The fleet as memory.write events: JSONL files of at most ``part_events`` lines each (``name``, or
+    ``name`` numbered when there are several): ingest quarantines a file over ``max_file_bytes`` whole,
+    and a fleet's transcripts land as many files anyway."""
     events = fleet.frame.select(
         ("ev-" + pl.col("entry_id") + "-" + pl.col("ts").dt.strftime("%Y%m%d%H%M%S")).alias("id"),
         pl.lit("memory.write").alias("type"),
         pl.col("ts").dt.strftime("%Y-%m-%dT%H:%M:%SZ").alias("ts"),
         "namespace",
         pl.struct("entry_id", "text", pl.lit("lesson").alias("class")).alias("data"))
-    path = landing / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    events.write_ndjson(path)
-    return path
+    landing.mkdir(parents=True, exist_ok=True)
+    parts = range(0, max(events.height, 1), part_events)
+    stem, suffix = name.rsplit(".", 1)
+    paths = [landing / (name if len(parts) == 1 else f"{stem}-{k + 1:03d}.{suffix}") for k in range(len(parts))]
+    for path, start in zip(paths, parts):
+        events.slice(start, part_events).write_ndjson(path)
+    return paths
 
 
 @dataclass

@@ -49,3 +49,13 @@ def test_the_targets_are_read_at_a_million_entries_and_a_larger_run_is_documente
     assert "Stages at 10,000,000 entries (a documented run, not in CI; 1 run), against 1,000,000" in text
     assert "| core.entries | 900.00 | 900.00 | 3,000 | 18.0 |" in text
     assert text.index("| 1,000,000 |") < text.index("| 10,000,000 |"), "sizes in ascending order"
+
+
+def test_a_large_fleet_lands_as_several_files_that_ingest_as_one(tmp_path):
+    fleet = bench.generate(250, 5, words=8, seed=4)
+    whole = bench.land(fleet, tmp_path / "one", "fleet.jsonl")
+    parts = bench.land(fleet, tmp_path / "parts", "fleet.jsonl", part_events=100)
+    assert [p.name for p in whole] == ["fleet.jsonl"]
+    assert [p.name for p in parts] == ["fleet-001.jsonl", "fleet-002.jsonl", "fleet-003.jsonl"]
+    assert [len(p.read_text().splitlines()) for p in parts] == [100, 100, 50]
+    assert "".join(p.read_text() for p in parts) == whole[0].read_text()
