@@ -55,7 +55,8 @@ def params(cfg: CurationConfig) -> str:
 
 # Each entry with its fingerprint (a hash of what the stage reads of it) and, when the index holds
 # the same fingerprint under the same knobs, its stored set key. Hashed in DuckDB, so the texts of
-# unchanged entries never leave the store: a changed night reads only the texts it needs.
+# unchanged entries never leave the store: a changed night reads only the texts it needs. (A DuckDB
+# whose hash differs finds every entry changed and runs the stage in full: the pairs are the same.)
 KNOWN_ENTRIES = """
 with fingerprinted as (
     select namespace, entry_id, first_written_at, tags, hash(norm_text, tags, first_written_at) as fingerprint
