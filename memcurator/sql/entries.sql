@@ -4,8 +4,10 @@
 -- (union all and a left join rather than "$all or exists (...)": DuckDB planned that as a mark join
 -- costing 8 s of a 21 s full fold at 1M entries)
 -- The current version is found by an aggregate over the narrow columns (arg_max of the event id by
--- (ts, event_id)) and the wide rows are read once by a semi join: a window over the wide rows, and a
--- final sort of them, were 13 of 21 CPU seconds at 1M entries. Rows are not sorted (a refold appends
+-- (ts, event_id)) and the wide rows are read once, streamed through a join on that event id: a window
+-- over the wide rows, and a final sort of them, were 13 of 21 CPU seconds at 1M entries, and a CTE of
+-- the wide current versions (read twice, so DuckDB materialises it) ran out of the 3 GB memory limit
+-- at 10M entries (at 1M it needed 1 GB; this needs 420 MB). Rows are not sorted (a refold appends
 -- anyway); readers order by (namespace, entry_id).
 with writes as not materialized (
     select * from core.memory_writes where $all
@@ -28,20 +30,16 @@ provenance as (
     group by namespace, entry_id
 ),
 
-current_version as (
-    select w.* from writes as w semi join provenance as p on p.last_event_id = w.event_id
-),
-
-successor as (
+successor as (  -- from the current versions that supersede one, narrow columns only
     select
-        namespace,
-        supersedes as entry_id,
-        entry_id as superseded_by,
-        supersede_reason as superseded_reason,
-        ts as superseded_at
-    from current_version
-    where supersedes is not null
-    qualify row_number() over (partition by namespace, supersedes order by ts desc, event_id desc) = 1
+        w.namespace,
+        w.supersedes as entry_id,
+        w.entry_id as superseded_by,
+        w.supersede_reason as superseded_reason,
+        w.ts as superseded_at
+    from writes as w semi join provenance as p on p.last_event_id = w.event_id
+    where w.supersedes is not null
+    qualify row_number() over (partition by w.namespace, w.supersedes order by w.ts desc, w.event_id desc) = 1
 )
 
 select
@@ -69,8 +67,8 @@ select
     p.writer_agents,
     c.event_id as last_event_id,
     $as_of as as_of
-from current_version as c
-inner join provenance as p using (namespace, entry_id)
-left join successor as s using (namespace, entry_id)
+from writes as c
+inner join provenance as p on p.last_event_id = c.event_id
+left join successor as s on s.namespace = c.namespace and s.entry_id = c.entry_id
 left join entry_refold as r on r.namespace = c.namespace and r.entry_id = c.entry_id
 where $all or r.entry_id is not null
