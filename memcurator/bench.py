@@ -394,7 +394,9 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
            "Medians of the runs per size (`--repeat`); the derivation is the nightly job's tables from the ingested log "
            "(ingest timed apart); the ingest and the derivation of each night run in fresh processes of their own, "
            "each with its own peak RSS. A churn night adds 1 % new "
-           "writes to the previous night's store and derives again.", "",
+           "writes to the previous night's store and derives again. The naive baseline is single-threaded Python "
+           "on a sample: its entries/s is also a gauge of how fast the machine ran at the time (compare runs "
+           "made at different times by it).", "",
            f"![derivation time against entries]({svg_name})", "",
            "| entries | namespaces | ingest s | derivation s | derivation peak RSS MB | ingest peak RSS MB | "
            "near-dup entries/s | near-dup recall | naive entries/s | naive recall | speed-up | churn night |",
@@ -417,8 +419,11 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
     times = {s["name"]: s["wall_s"] for s in largest["stages"]}
     for r in beyond:
         runs = r.get("repeats", 1)
+        growth = r["entries"] / largest["entries"]
         out += ["", f"Stages at {r['entries']:,} entries (a documented run, not in CI; {runs} run{'s' if runs > 1 else ''}), "
-                    f"against {largest['entries']:,}:", "",
+                    f"against {largest['entries']:,}: {growth:.0f}x the entries took "
+                    f"{r['derivation_wall_s'] / largest['derivation_wall_s']:.1f}x the derivation time and "
+                    f"{r['derivation_peak_rss_mb'] / largest['derivation_peak_rss_mb']:.1f}x the peak RSS.", "",
                 f"| stage | wall s | CPU s | RSS MB | peak RSS MB | x the {largest['entries']:,} run |",
                 "|---|---|---|---|---|---|"]
         out += [f"| {s['name']} | {s['wall_s']:.2f} | {s['cpu_s']:.2f} | {s['rss_mb']:,.0f} | {_peak_cell(s)} | "
