@@ -136,10 +136,16 @@ def ordered_docs(entries: pl.DataFrame) -> pl.DataFrame:
 
 def near_duplicate_pairs_and_keys(entries: pl.DataFrame, cfg: CurationConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The pairs, and each entry's keys (set_key, LSH band keys) for the next night to reuse."""
-    if entries.height < 2:
+    return pairs_and_keys_of_docs(ordered_docs(entries), cfg)
+
+
+def pairs_and_keys_of_docs(ordered: pl.DataFrame, cfg: CurationConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """near_duplicate_pairs_and_keys of entries already numbered by ``ordered_docs``: a caller that
+    numbers them and keeps no other copy holds the texts once while the passes run."""
+    if ordered.height < 2:
         return pl.DataFrame(schema=_PAIR_SCHEMA), pl.DataFrame(schema=_KEY_SCHEMA)
     pairs, keys = [], []
-    for docs in namespace_passes(ordered_docs(entries), cfg.near_duplicate_chunk_entries):
+    for docs in namespace_passes(ordered, cfg.near_duplicate_chunk_entries):
         found, known = _pairs_of(docs, cfg)
         pairs.append(found)
         keys.append(known)

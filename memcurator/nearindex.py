@@ -102,8 +102,9 @@ def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
                                        "from core.near_duplicate_index", {"p": knobs}).fetchone()
     changed = known["set_key"].null_count()
     if stale_knobs or stored == 0 or changed > cfg.incremental_max_changed_share * max(known.height, 1):
-        entries = conn.execute("select namespace, entry_id, norm_text, first_written_at, tags from core.entries").pl()
-        pairs, keys = clustering.near_duplicate_pairs_and_keys(entries, cfg)
+        # numbered as it is read: the texts are held once (not also as the unsorted frame) while the passes run
+        pairs, keys = clustering.pairs_and_keys_of_docs(clustering.ordered_docs(conn.execute(
+            "select namespace, entry_id, norm_text, first_written_at, tags from core.entries").pl()), cfg)
         conn.execute("delete from core.near_duplicate_index")
         _add_to_index(conn, known.select("namespace", "entry_id", "fingerprint").join(keys, on=["namespace", "entry_id"]),
                       knobs, as_of)
