@@ -16,6 +16,7 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
     # every stage timed again (that the night reuses work is tested in test_nearindex, not by a clock)
     assert [s["name"] for s in churn["stages"]] == names
     assert result["derivation_peak_rss_mb"] > 0 and result["ingest_peak_rss_mb"] > 0
+    assert result["peak_source"] == bench.PEAK_SOURCE
     # each stage carries its process's high-water mark so far: rising stage by stage, up to the night's peak
     peaks = [s["peak_rss_mb"] for s in result["stages"][1:]]
     assert peaks == sorted(peaks) and 0 < peaks[-1] <= result["derivation_peak_rss_mb"]  # closing the store comes after
@@ -53,6 +54,17 @@ def test_the_targets_are_read_at_a_million_entries_and_a_larger_run_is_documente
             "10x the entries took 18.0x the derivation time and 1.0x the peak RSS.") in text
     assert "| core.entries | 900.00 | 900.00 | 3,000 | - | 18.0 |" in text  # no high-water mark recorded: -
     assert text.index("| 1,000,000 |") < text.index("| 10,000,000 |"), "sizes in ascending order"
+    # runs that read ru_maxrss (before VmHWM) carry a mark and the note on what it inherits
+    assert "| 3,000\\* | 1,500\\* |" in text and "inherits from its parent" in text
+    current = [sized(1_000_000, 50, 0.08) | {"peak_source": bench.PEAK_SOURCE}]
+    assert "inherits from its parent" not in bench.markdown(current, ["memcurator bench"], "plot.svg")
+
+
+def test_a_spawned_process_reports_its_own_peak_not_its_parents():
+    ballast = bytearray(512 * 2**20)
+    ballast[::4096] = b"\x01" * len(ballast[::4096])  # touch every page: the parent's peak is now >= 512 MB
+    assert bench.in_fresh_process(_own_peak) < 400
+    del ballast
 
 
 def test_a_large_fleet_lands_as_several_files_that_ingest_as_one(tmp_path):
@@ -63,3 +75,7 @@ def test_a_large_fleet_lands_as_several_files_that_ingest_as_one(tmp_path):
     assert [p.name for p in parts] == ["fleet-001.jsonl", "fleet-002.jsonl", "fleet-003.jsonl"]
     assert [len(p.read_text().splitlines()) for p in parts] == [100, 100, 50]
     assert "".join(p.read_text() for p in parts) == whole[0].read_text()
+
+
+def _own_peak() -> float:
+    return bench._peak_mb()
