@@ -433,7 +433,7 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
                     "generator): an upper bound, and where a stage's peak equals the ingest's, the parent's. Runs since "
                     "read the process's own peak (VmHWM)."]
     # the targets are set at a million entries: the largest run up to that size carries them; larger
-    # runs (10M, documented, not in CI) show that time and memory keep growing linearly
+    # runs (10M, documented, not in CI) show how time and memory grow beyond it
     largest = max((r for r in results if r["entries"] <= TARGET_ENTRIES), key=lambda r: r["entries"], default=results[0])
     beyond = [r for r in results if r["entries"] > TARGET_ENTRIES]
     out += ["", f"Stages at {largest['entries']:,} entries (RSS after the stage; peak: the process's high-water mark "

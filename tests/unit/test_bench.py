@@ -60,6 +60,10 @@ def test_the_targets_are_read_at_a_million_entries_and_a_larger_run_is_documente
     assert "inherits from its parent" not in bench.markdown(current, ["memcurator bench"], "plot.svg")
 
 
+def _own_peak() -> float:  # module level: the spawned process imports it by name
+    return bench._peak_mb()
+
+
 def test_a_spawned_process_reports_its_own_peak_not_its_parents():
     ballast = bytearray(512 * 2**20)
     ballast[::4096] = b"\x01" * len(ballast[::4096])  # touch every page: the parent's peak is now >= 512 MB
@@ -76,6 +80,3 @@ def test_a_large_fleet_lands_as_several_files_that_ingest_as_one(tmp_path):
     assert [len(p.read_text().splitlines()) for p in parts] == [100, 100, 50]
     assert "".join(p.read_text() for p in parts) == whole[0].read_text()
 
-
-def _own_peak() -> float:
-    return bench._peak_mb()
