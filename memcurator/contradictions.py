@@ -168,18 +168,26 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
     linked = conn.execute("select namespace, entry_id as entry_a, successor_id as entry_b from core.supersede_links").pl()
     pairs = pairs.join(linked, on=["namespace", "entry_a", "entry_b"], how="anti").join(
         linked.rename({"entry_a": "entry_b", "entry_b": "entry_a"}), on=["namespace", "entry_a", "entry_b"], how="anti")
-    texts = _texts_of(conn, pairs)
-    pairs = (pairs.join(texts.rename({"entry_id": "entry_a", "text": "text_a"}), on=["namespace", "entry_a"])
-             .join(texts.rename({"entry_id": "entry_b", "text": "text_b"}), on=["namespace", "entry_b"])
-             .with_columns(pl.concat_str([pl.col("text_a"), pl.col("text_b"), pl.col("same_subject").cast(pl.String)],
-                                         separator="\x1f").hash().alias("pair_hash")))
+    # a pair is judged again only when one of its texts changed: the texts are hashed in the store, and
+    # only the pairs without a stored verdict read theirs
+    hashes = _read_for(conn, pairs, "hash(e.text) as text_hash")
+    pairs = (pairs.join(hashes.rename({"entry_id": "entry_a", "text_hash": "hash_a"}), on=["namespace", "entry_a"])
+             .join(hashes.rename({"entry_id": "entry_b", "text_hash": "hash_b"}), on=["namespace", "entry_b"])
+             .with_columns(pl.concat_str([pl.col("hash_a").cast(pl.String), pl.col("hash_b").cast(pl.String),
+                                          pl.col("same_subject").cast(pl.String)], separator="\x1f")
+                           .hash().alias("pair_hash"))
+             .drop("hash_a", "hash_b"))
     judge_version = _judge_version(cfg)
     ensure_table(conn, JUDGED_PAIRS)
     stored = conn.execute("select namespace, entry_a, entry_b, pair_hash, detector, evidence, confidence "
                           "from core.judged_pairs where judge = $j", {"j": judge_version}).pl()
     on = ["namespace", "entry_a", "entry_b", "pair_hash"]
+    fresh = pairs.join(stored, on=on, how="anti")
+    texts = _read_for(conn, fresh, "e.text")
+    fresh = (fresh.join(texts.rename({"entry_id": "entry_a", "text": "text_a"}), on=["namespace", "entry_a"])
+             .join(texts.rename({"entry_id": "entry_b", "text": "text_b"}), on=["namespace", "entry_b"]))
     verdicts = pl.concat([pairs.select(on).join(stored, on=on).with_columns(pl.lit(True).alias("cacheable")),
-                          _judge(pairs.join(stored, on=on, how="anti"), cfg)], how="vertical_relaxed")
+                          _judge(fresh, cfg)], how="vertical_relaxed")
     detected = verdicts.filter(pl.col("detector").is_not_null()).drop("pair_hash")
     with transaction(conn):
         replace_table_from_frame(conn, JUDGED_PAIRS, verdicts.filter(pl.col("cacheable")),
@@ -189,12 +197,12 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
                                         name="detected_pairs", own_transaction=False)
 
 
-def _texts_of(conn: duckdb.DuckDBPyConnection, pairs: pl.DataFrame) -> pl.DataFrame:
-    """The texts of the entries in some pair only (at 1M entries, a third of them; the rest is not read)."""
+def _read_for(conn: duckdb.DuckDBPyConnection, pairs: pl.DataFrame, column: str) -> pl.DataFrame:
+    """namespace, entry_id and ``column`` (an expression on core.entries as e) of the entries in some pair only."""
     ids = pl.concat([pairs.select("namespace", pl.col(side).alias("entry_id")) for side in ("entry_a", "entry_b")]).unique()
     conn.register("paired_entries", ids.to_arrow())
     try:
-        return conn.execute("select e.namespace, e.entry_id, e.text from core.entries as e "
+        return conn.execute(f"select e.namespace, e.entry_id, {column} from core.entries as e "
                             "semi join paired_entries as p using (namespace, entry_id)").pl()
     finally:
         conn.unregister("paired_entries")
