@@ -2,7 +2,9 @@
 
 ``core.near_duplicate_index`` carries the stage's work from one night to the next: per entry, a
 fingerprint of what the stage reads (normalised text, tags, first write), its shingle-set key, the
-LSH band keys of its MinHash signature, and the knobs in force.
+LSH band keys of its MinHash signature, and the knobs in force. It carries no night stamp: a row
+stands while its entry is unchanged, and stamping a million rows with list columns each night cost
+about a second (DuckDB rewrites such rows to update them).
 
 A night compares each entry's fingerprint with the index. Unchanged entries keep their keys and
 their verified near-duplicate pairs among themselves (a pair depends only on its two entries).
@@ -25,7 +27,7 @@ import polars as pl
 from memcurator import clustering
 from memcurator.config import CurationConfig
 from memcurator.store import ensure_table, replace_table_from_frame, transaction
-from memcurator.tables import AS_OF, NS, C, Table, register
+from memcurator.tables import NS, C, Table, register
 
 NEAR_DUPLICATE_INDEX = register(Table(
     "core", "near_duplicate_index",
@@ -37,11 +39,10 @@ NEAR_DUPLICATE_INDEX = register(Table(
         C("set_key", "UBIGINT", "Hash of the shingle set: entries with the same key are exact copies.", False),
         C("band_keys", "UBIGINT[]", "LSH band keys of the MinHash signature, band by band (none without shingles)."),
         C("params", "VARCHAR", "The knobs the keys were computed with (JSON); other knobs recompute everything.", False),
-        AS_OF,
     ),
     key=("namespace", "entry_id"),
 ))
-VERSION = 3  # raise when the way keys are computed changes: a stored index of another version is recomputed
+VERSION = 4  # raise when the way keys are computed changes: a stored index of another version is recomputed
 
 
 def params(cfg: CurationConfig) -> str:
@@ -105,15 +106,15 @@ def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
         # numbered as it is read: the texts are held once (not also as the unsorted frame) while the passes run
         pairs, keys = clustering.pairs_and_keys_of_docs(clustering.ordered_docs(conn.execute(
             "select namespace, entry_id, norm_text, first_written_at, tags from core.entries").pl()), cfg)
-        conn.execute("delete from core.near_duplicate_index")
+        conn.execute("drop table core.near_duplicate_index")  # a stored index of another version may have other columns
+        ensure_table(conn, NEAR_DUPLICATE_INDEX)
         _add_to_index(conn, known.select("namespace", "entry_id", "fingerprint").join(keys, on=["namespace", "entry_id"]),
-                      knobs, as_of)
+                      knobs)
         return pairs, "full"
-    return _incremental(conn, known, cfg, knobs, as_of), "incremental"
+    return _incremental(conn, known, cfg, knobs), "incremental"
 
 
-def _incremental(conn: duckdb.DuckDBPyConnection, known: pl.DataFrame, cfg: CurationConfig, knobs: str,
-                 as_of: datetime) -> pl.DataFrame:
+def _incremental(conn: duckdb.DuckDBPyConnection, known: pl.DataFrame, cfg: CurationConfig, knobs: str) -> pl.DataFrame:
     unchanged = known.filter(pl.col("set_key").is_not_null())
     fresh = clustering.with_text_keys(with_texts(conn, known.filter(pl.col("set_key").is_null()).drop("set_key")), cfg)
     hashed = fresh.filter(pl.col("shingles").list.len() > 0)
@@ -129,7 +130,6 @@ def _incremental(conn: duckdb.DuckDBPyConnection, known: pl.DataFrame, cfg: Cura
     try:
         conn.execute("delete from core.near_duplicate_index i where not exists (select 1 from kept k where "
                      "k.namespace = i.namespace and k.entry_id = i.entry_id and k.fingerprint = i.fingerprint)")
-        conn.execute("update core.near_duplicate_index set as_of = $as_of", {"as_of": as_of})
         old_partners = conn.execute(
             """with stored as (
                    select namespace, entry_id, unnest(band_keys) as key, unnest(range(len(band_keys)))::smallint as band
@@ -167,7 +167,7 @@ def _incremental(conn: duckdb.DuckDBPyConnection, known: pl.DataFrame, cfg: Cura
     pairs = pl.concat([new_pairs, kept_pairs]).unique(["a", "b"], keep="first")
     result = clustering.with_entry_ids(pairs, docs).sort("a", "b").select(list(clustering._PAIR_SCHEMA))
 
-    _add_to_index(conn, fresh.join(hashed.select("doc", "band_keys"), on="doc", how="left"), knobs, as_of)
+    _add_to_index(conn, fresh.join(hashed.select("doc", "band_keys"), on="doc", how="left"), knobs)
     return result
 
 
@@ -188,10 +188,10 @@ def _verified(conn: duckdb.DuckDBPyConnection, candidates: pl.DataFrame, docs: p
             .with_columns(pl.lit("minhash").alias("method")))
 
 
-def _add_to_index(conn: duckdb.DuckDBPyConnection, rows: pl.DataFrame, knobs: str, as_of: datetime) -> None:
+def _add_to_index(conn: duckdb.DuckDBPyConnection, rows: pl.DataFrame, knobs: str) -> None:
     conn.register("index_rows", rows.select("namespace", "entry_id", "fingerprint", "set_key", "band_keys").to_arrow())
     try:
         conn.execute(f"insert into core.near_duplicate_index select {NEAR_DUPLICATE_INDEX.select_list('q')} from "
-                     "(select *, $p as params, $as_of as as_of from index_rows) q", {"p": knobs, "as_of": as_of})
+                     "(select *, $p as params from index_rows) q", {"p": knobs})
     finally:
         conn.unregister("index_rows")

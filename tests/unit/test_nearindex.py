@@ -137,3 +137,17 @@ def test_the_index_holds_exactly_what_a_full_night_stores(conn):
         conn.execute("select count(*) from core.entries").fetchone()[0]
     lengths = conn.execute("select distinct len(band_keys) from core.near_duplicate_index").fetchall()
     assert lengths == [(CFG.lsh_bands,)]
+
+
+def test_an_index_stored_by_an_earlier_version_is_rebuilt_in_full(conn):
+    """Version 3 stamped each row with the night (an as_of column): its table is dropped, not reused."""
+    day = FIRST + timedelta(days=8)
+    assert _night(conn, day) == "full"
+    conn.execute("alter table core.near_duplicate_index add column as_of timestamp")
+    conn.execute("update core.near_duplicate_index set params = replace(params, '\"version\": 4', '\"version\": 3')")
+    assert _stage(conn, as_of_for_night(day)) == "full"
+    columns = [r[0] for r in conn.execute("select column_name from information_schema.columns where table_schema = 'core' "
+                                          "and table_name = 'near_duplicate_index' order by ordinal_position").fetchall()]
+    assert columns == nearindex.NEAR_DUPLICATE_INDEX.column_names
+    assert _stage(conn, as_of_for_night(day)) == "incremental"
+    _assert_full_pairs(conn)
