@@ -28,7 +28,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from memcurator import night as nightly
-from memcurator import store
+from memcurator import ranking, store
 from memcurator.config import CurationConfig
 from memcurator.entries import as_of_for_night
 from memcurator.ingest import ensure_raw_tables
@@ -39,8 +39,13 @@ CARRIED = "carried"  # a shard's slice of the tables the next night reuses, besi
 HISTORY_TABLES = {"mart.store_health": "as_of"}  # kept across nights: merge replaces only the night's slice
 
 
+# a step whose table is a view over a stored one: the shards carry the stored table, merge makes the view
+VIEWS = {"mart.recall_view": ("mart.recall_ranking", ranking.create_recall_view)}
+
+
 def derived_tables() -> list[Table]:
-    return [TABLES[name] for name in [name for name, _ in nightly.STEPS] + nightly.SIDE_TABLES]
+    return [TABLES[VIEWS[name][0] if name in VIEWS else name]
+            for name in [name for name, _ in nightly.STEPS] + nightly.SIDE_TABLES]
 
 
 def shard_keys(shards: int) -> list[str]:
@@ -186,6 +191,8 @@ def merge(conn: duckdb.DuckDBPyConnection, root: ShardRoot, night: str, shards: 
                 _set_comment(conn, table, {_comment_of(part) for part in parts})
         finally:
             conn.unregister("shard_union")
+    for _, create_view in VIEWS.values():
+        create_view(conn)
     return counts
 
 

@@ -1,4 +1,5 @@
--- One row per recallable entry per namespace, ranked, with its banners.
+-- One row per recallable entry per namespace, ranked, with its banners (mart.recall_ranking: the texts
+-- are not copied; the view mart.recall_view reads each from its entry or approved principle).
 -- Tier `active`: the active set (active, reverify) and approved principles. Tier `session`: held and
 -- case material, searchable. Superseded, merged, redundant, expired and archived entries never appear.
 -- Every entry in an open conflict carries the conflict (with the other side and which is likely current).
@@ -42,7 +43,7 @@ conflict_banners as (
 entry_rows as (
     select
         r.namespace, r.entry_id, r.class, r.state, r.generality, r.score,
-        e.text, e.tags, e.first_written_at, e.last_written_at, e.version_count, e.writer_agents,
+        e.tags, e.first_written_at, e.last_written_at, e.version_count, e.writer_agents,
         e.valid_from, e.valid_until,
         u.proven_count, u.last_recalled_at,
         coalesce(u.last_check_status = 'fail', false) as has_failed_check,
@@ -67,7 +68,7 @@ entry_rows as (
 principle_rows as (
     select
         p.namespace, p.principle_id as entry_id, 'principle' as class, 'active' as state, p.generality, s.score,
-        p.text, []::varchar[] as tags, p.decided_at as first_written_at, p.decided_at as last_written_at,
+        []::varchar[] as tags, p.decided_at as first_written_at, p.decided_at as last_written_at,
         1::bigint as version_count, []::varchar[] as writer_agents,
         null::timestamp as valid_from, null::timestamp as valid_until,
         p.proven_count, p.last_recalled_at,
@@ -93,7 +94,7 @@ select
         partition by namespace
         order by case when state in ('active', 'reverify') then 0 else 1 end, score desc, last_written_at desc, entry_id
     ) as rank,
-    score, text, class, state, banners, has_failed_check, conflict_with, is_likely_current, tags, generality,
+    score, class, state, banners, has_failed_check, conflict_with, is_likely_current, tags, generality,
     proven_count, last_recalled_at, valid_from, valid_until, first_written_at, last_written_at, version_count,
     writer_agents, $as_of as as_of
 from all_rows

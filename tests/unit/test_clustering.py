@@ -108,8 +108,10 @@ def test_approve_then_unmerge_restores_every_member_exactly(conn, home):
     derive(conn, home, [])
     merged = dict(conn.execute("select entry_id, state from core.entry_lifecycle").fetchall())
     assert set(merged.values()) == {"merged"}
-    principle = conn.execute("select entry_id, class, tier, banners from mart.recall_view").fetchall()
+    principle = conn.execute("select entry_id, class, tier, banners, text from mart.recall_view").fetchall()
     assert len(principle) == 1 and principle[0][1] == "principle" and principle[0][0].startswith("p_")
+    # the view reads the text from the approved principle (the ranking stores no texts)
+    assert principle[0][4] == conn.execute("select text from core.entries where entry_id = ?", [canonical]).fetchone()[0]
     gen_members = conn.execute("select max(generality) from core.entry_generality").fetchone()[0]
     assert conn.execute("select generality from core.principle_proposals").fetchone()[0] > gen_members
     decisions.record(home.decisions, "ns-a", "cluster", cluster, "unmerge", "too broad", "kim",
@@ -213,3 +215,24 @@ def test_passes_over_namespaces_give_the_same_pairs_as_one_pass(home, conn):
     whole = near_duplicate_pairs(entries, replace(CFG, near_duplicate_chunk_entries=10**9))
     passes = near_duplicate_pairs(entries, replace(CFG, near_duplicate_chunk_entries=500))
     assert whole.height > 100 and whole.equals(passes)
+
+
+def test_the_recall_view_reads_each_text_and_replaces_a_stored_table_of_its_name(conn, home):
+    """mart.recall_view is a view over mart.recall_ranking: each row has its entry's text, in the declared
+    columns; a store whose recall_view was a table (before the view) gets the view on the next night."""
+    from memcurator.ranking import RECALL_VIEW
+    from memcurator.tables import schema_mismatches
+
+    derive(conn, home, lesson_lines())
+    rows = conn.execute("select v.entry_id, v.text = e.text from mart.recall_view as v "
+                        "join core.entries as e using (namespace, entry_id)").fetchall()
+    assert len(rows) == 4 and all(same for _, same in rows)
+    assert schema_mismatches(conn, RECALL_VIEW) == []
+    conn.execute("create table stored_view as select * from mart.recall_view")
+    conn.execute("drop view mart.recall_view")
+    conn.execute("create table mart.recall_view as select * from stored_view")
+    derive(conn, home, [])
+    kinds = conn.execute("select table_type from information_schema.tables where table_schema = 'mart' "
+                         "and table_name = 'recall_view'").fetchall()
+    assert kinds == [("VIEW",)]
+    assert conn.execute("select * from mart.recall_view except select * from stored_view").fetchall() == []

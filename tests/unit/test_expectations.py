@@ -41,7 +41,7 @@ def test_integrity_suites_pass_and_the_soft_signal_sees_the_uncurated_restatemen
 
 def test_a_broken_recall_view_fails_with_counts_and_no_rows(conn, home):
     _store(conn, home)
-    conn.execute("update mart.recall_view set tier = 'bogus', generality = 7 "
+    conn.execute("update mart.recall_ranking set tier = 'bogus', generality = 7 "
                  "where entry_id = (select min(entry_id) from mart.recall_view)")
     result = run_suite(conn, BY_NAME["recall_view_expectations"])
     assert not result.success
