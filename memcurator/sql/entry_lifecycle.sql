@@ -142,15 +142,25 @@ generality as (
     inner join core.entry_generality as g using (namespace, entry_id)
 ),
 
+episodic_rank as (
+    -- only case records are capped by count: ranked on the narrow columns (a window over every entry's
+    -- whole row was half of this step at 1M entries)
+    select namespace, entry_id,
+        row_number() over (partition by namespace order by last_written_at desc, entry_id) as recency_rank
+    from core.entries
+    where class = 'episodic'
+),
+
 timing as (
     select
-        *,
+        g.*,
         (epoch($as_of::timestamp) - epoch(last_activity_at)) / 86400.0 as idle_days,
         (epoch($as_of::timestamp) - epoch(last_written_at)) / 86400.0 as age_days,
         (epoch($as_of::timestamp) - epoch(coalesce(last_verified_at, last_written_at))) / 86400.0 as verify_age_days,
-        row_number() over (partition by namespace, class order by last_written_at desc, entry_id) as recency_rank,
+        er.recency_rank,
         (is_durable::int + is_reusable::int + changes_an_answer::int) as admission_score
-    from generality
+    from generality as g
+    left join episodic_rank as er using (namespace, entry_id)
 ),
 
 decided as (
