@@ -25,4 +25,3 @@ select
     specifics,
     $as_of as as_of
 from features
-order by namespace, entry_id

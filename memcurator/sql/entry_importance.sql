@@ -35,4 +35,3 @@ select
     $as_of as as_of
 from core.entries as e
 left join penalties as p using (namespace, entry_id)
-order by e.namespace, e.entry_id

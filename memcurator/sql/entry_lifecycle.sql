@@ -281,4 +281,3 @@ select
     end as review_reason,
     $as_of as as_of
 from decided
-order by namespace, entry_id

@@ -39,4 +39,3 @@ select
     generality * $w_generality + least(proven_count, $proven_cap) + recency_boost as score,
     $as_of as as_of
 from boosted
-order by namespace, entry_id

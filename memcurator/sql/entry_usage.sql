@@ -44,4 +44,3 @@ select
 from core.entries as e
 left join recalled as r using (namespace, entry_id)
 left join checked as c using (namespace, entry_id)
-order by e.namespace, e.entry_id
