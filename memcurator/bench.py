@@ -22,6 +22,7 @@ import gc
 import multiprocessing
 import resource
 import statistics
+import subprocess
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -271,7 +272,7 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
              f"(ingest {stages[0].wall_s:.1f} s, {night['ingest_peak_rss_mb']:,.0f} MB)")
     near = next(s for s in stages if s.name == "core.near_duplicate_pairs")
     result = {
-        "entries": entries, "namespaces": namespaces, "words": words, "seed": seed,
+        "entries": entries, "namespaces": namespaces, "words": words, "seed": seed, "commit": code_commit(),
         "stages": [asdict(s) for s in stages], "derivation_wall_s": derivation,
         "ingest_wall_s": stages[0].wall_s, "ingest_peak_rss_mb": night["ingest_peak_rss_mb"],
         "derivation_peak_rss_mb": night["derivation_peak_rss_mb"], "peak_source": PEAK_SOURCE,
@@ -398,6 +399,19 @@ REUSE = ("Reused from the previous night: core.memory_writes keeps the writes it
 TARGET_ENTRIES = 1_000_000  # the size the targets of issue 8 are set at
 
 
+def code_commit() -> str:
+    """The commit of the code measured (with ``+changes`` when the work tree differs from it), or "unknown"."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+changes" if dirty else "")
+
+
 def _mark(run: dict) -> str:
     return "" if run.get("peak_source") == PEAK_SOURCE else "\\*"
 
@@ -419,15 +433,15 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
            "made at different times by it).", "",
            f"![derivation time against entries]({svg_name})", "",
            "| entries | namespaces | ingest s | derivation s | derivation peak RSS MB | ingest peak RSS MB | "
-           "near-dup entries/s | near-dup recall | naive entries/s | naive recall | speed-up | churn night |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "near-dup entries/s | near-dup recall | naive entries/s | naive recall | speed-up | churn night | code |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         nd, base = r["near_duplicates"], r["baseline"]
         churn = f"{r['churn']['ratio_to_full']:.0%} of full" if "churn" in r else ""
         out.append(f"| {r['entries']:,} | {r['namespaces']:,} | {r['ingest_wall_s']:.1f} | {r['derivation_wall_s']:.1f} | "
                    f"{r['derivation_peak_rss_mb']:,.0f}{_mark(r)} | {r['ingest_peak_rss_mb']:,.0f}{_mark(r)} | "
                    f"{nd['entries_per_s']:,.0f} | {nd['recall']} | {base['entries_per_s']:,.0f} | "
-                   f"{base['recall']} | {r['near_duplicate_speedup']}x | {churn} |")
+                   f"{base['recall']} | {r['near_duplicate_speedup']}x | {churn} | {r.get('commit', '-')} |")
     if any(_mark(r) for r in results):
         out += ["", "\\* Peak RSS read from `ru_maxrss`, which a spawned process inherits from its parent (the "
                     "generator): an upper bound, and where a stage's peak equals the ingest's, the parent's. Runs since "
@@ -448,7 +462,11 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
         out += ["", f"Stages at {r['entries']:,} entries (a documented run, not in CI; {runs} run{'s' if runs > 1 else ''}), "
                     f"against {largest['entries']:,}: {growth:.0f}x the entries took "
                     f"{r['derivation_wall_s'] / largest['derivation_wall_s']:.1f}x the derivation time and "
-                    f"{r['derivation_peak_rss_mb'] / largest['derivation_peak_rss_mb']:.1f}x the peak RSS.", "",
+                    f"{r['derivation_peak_rss_mb'] / largest['derivation_peak_rss_mb']:.1f}x the peak RSS."
+                    + ("" if r.get("commit") == largest.get("commit") else
+                       f" (Measured on other code, {r.get('commit', 'not recorded')} against "
+                       f"{largest.get('commit', 'not recorded')}: the ratios mix the growth with the changes between.)"),
+                "",
                 f"| stage | wall s | CPU s | RSS MB | peak RSS MB{_mark(r)} | x the {largest['entries']:,} run |",
                 "|---|---|---|---|---|---|"]
         out += [f"| {s['name']} | {s['wall_s']:.2f} | {s['cpu_s']:.2f} | {s['rss_mb']:,.0f} | {_peak_cell(s)} | "

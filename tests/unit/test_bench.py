@@ -17,6 +17,7 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
     assert [s["name"] for s in churn["stages"]] == names
     assert result["derivation_peak_rss_mb"] > 0 and result["ingest_peak_rss_mb"] > 0
     assert result["peak_source"] == bench.PEAK_SOURCE
+    assert result["commit"] == bench.code_commit() != "unknown"  # the code measured (a git checkout here)
     # each stage carries its process's high-water mark so far: rising stage by stage, up to the night's peak
     peaks = [s["peak_rss_mb"] for s in result["stages"][1:]]
     assert peaks == sorted(peaks) and 0 < peaks[-1] <= result["derivation_peak_rss_mb"]  # closing the store comes after
@@ -58,6 +59,12 @@ def test_the_targets_are_read_at_a_million_entries_and_a_larger_run_is_documente
     assert "| 3,000\\* | 1,500\\* |" in text and "inherits from its parent" in text
     current = [sized(1_000_000, 50, 0.08) | {"peak_source": bench.PEAK_SOURCE}]
     assert "inherits from its parent" not in bench.markdown(current, ["memcurator bench"], "plot.svg")
+    # each run names the code it measured; a larger run on other code says its ratios mix in the changes
+    assert "Measured on other code, not recorded against not recorded" not in text  # neither recorded: same
+    mixed = bench.markdown([sized(10_000_000, 900, 0.5) | {"commit": "aaa1111"},
+                            sized(1_000_000, 50, 0.08) | {"commit": "bbb2222"}], ["memcurator bench"], "plot.svg")
+    assert "(Measured on other code, aaa1111 against bbb2222: the ratios mix the growth with the changes between.)" in mixed
+    assert mixed.count("| bbb2222 |") == 1 and mixed.count("| aaa1111 |") == 1
 
 
 def _own_peak() -> float:  # module level: the spawned process imports it by name
