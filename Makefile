@@ -20,7 +20,7 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode -r requirements.lock
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
-	$(BIN)/python -m compileall -q memcurator pipelines >/dev/null
+	$(BIN)/python -m compileall -q memcurator pipelines assets checks >/dev/null
 	touch $@
 
 ## Generate the seeded demo fleet, land it, run the nightly job, print a summary.

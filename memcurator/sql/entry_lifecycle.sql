@@ -144,7 +144,8 @@ generality as (
 
 episodic_rank as (
     -- only case records are capped by count: ranked on the narrow columns (a window over every entry's
-    -- whole row was half of this step at 1M entries)
+    -- whole row was half of this step at 1M entries). Every entry has its usage, importance, text-feature
+    -- and generality row, so these are the ranks among the joined rows.
     select namespace, entry_id,
         row_number() over (partition by namespace order by last_written_at desc, entry_id) as recency_rank
     from core.entries
