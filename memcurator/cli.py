@@ -132,7 +132,7 @@ def summary(h: Home) -> None:
     with store.connect(h.published, read_only=True) as conn:
         tables = conn.execute(
             "select table_schema, table_name from information_schema.tables "
-            "where table_schema in ('raw', 'core', 'mart') and table_type = 'BASE TABLE' order by 1, 2").fetchall()
+            "where table_schema in ('raw', 'core', 'mart') and table_type in ('BASE TABLE', 'VIEW') order by 1, 2").fetchall()
         grid = RichTable(title="store", show_lines=False)
         grid.add_column("table")
         grid.add_column("rows", justify="right")
