@@ -5,7 +5,7 @@
 with members as (
     select
         c.namespace, c.cluster_id, c.entry_id, c.member_count, c.mean_similarity, c.first_written_at,
-        g.generality, u.proven_count, u.recall_count, u.last_recalled_at, e.text
+        g.generality, u.proven_count, u.recall_count, u.last_recalled_at
     from core.near_duplicate_clusters as c
     inner join core.entry_generality as g using (namespace, entry_id)
     inner join core.entry_usage as u using (namespace, entry_id)
@@ -63,7 +63,7 @@ decision as (
 kept as (
     -- the canonical an approval chose, while it is still a member (an equi-join: as a condition of the
     -- left join below DuckDB planned a nested loop, quadratic in clusters)
-    select m.namespace, m.cluster_id, m.entry_id, m.text, m.generality
+    select m.namespace, m.cluster_id, m.entry_id, m.generality
     from members as m
     inner join decision as d
         on d.namespace = m.namespace and d.cluster_id = m.cluster_id and d.approved_canonical = m.entry_id
@@ -74,7 +74,6 @@ chosen as (
     select
         e.namespace, e.cluster_id,
         coalesce(kept.entry_id, first.entry_id) as canonical_entry_id,
-        coalesce(kept.text, first.text) as text,
         coalesce(kept.generality, first.generality) as canonical_generality,
         d.action, d.curator, d.decided_at, d.reason
     from evidence as e
@@ -107,7 +106,7 @@ select
     e.cluster_id,
     'p_' || substr(e.cluster_id, 3) as principle_id,
     c.canonical_entry_id,
-    c.text,
+    t.text,
     least(3.0, e.max_generality + 0.5) as generality,
     e.member_count,
     e.members,
@@ -126,6 +125,8 @@ select
     $as_of as as_of
 from evidence as e
 inner join chosen as c using (namespace, cluster_id)
+-- the text of the canonical member only (members carry no texts: 1M texts read and ranked for 55k clusters)
+inner join core.entries as t on t.namespace = c.namespace and t.entry_id = c.canonical_entry_id
 inner join writers as w using (namespace, cluster_id)
 left join better as b using (namespace, cluster_id)
 left join conflicted as k using (namespace, cluster_id)
