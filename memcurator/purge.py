@@ -189,7 +189,7 @@ def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig =
         receipt.store_events = conn.execute(f"DELETE FROM raw.events WHERE {kind} = ?", [target]).fetchone()[0]
         if kind == "namespace":
             _purge_decisions(home, conn, target, receipt)
-            if _exists(conn, "mart", "store_health"):
+            if store.table_exists(conn, "mart", "store_health"):
                 receipt.store_health_rows = conn.execute(
                     "DELETE FROM mart.store_health WHERE namespace = ?", [target]).fetchone()[0]
         conn.execute("COMMIT")
@@ -205,11 +205,6 @@ def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig =
     with open(home.root / LEDGER, "ab") as ledger:
         ledger.write(orjson.dumps(asdict(receipt)) + b"\n")
     return receipt
-
-
-def _exists(conn: duckdb.DuckDBPyConnection, schema: str, table: str) -> bool:
-    return conn.execute("select count(*) from duckdb_tables() where schema_name = ? and table_name = ?",
-                        [schema, table]).fetchone()[0] > 0
 
 
 def _latest_night(conn: duckdb.DuckDBPyConnection) -> datetime | None:

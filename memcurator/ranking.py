@@ -13,7 +13,7 @@ import duckdb
 
 from memcurator import sql
 from memcurator.config import CurationConfig
-from memcurator.store import replace_table, transaction
+from memcurator.store import replace_table, table_exists, transaction
 from memcurator.tables import AS_OF, NS, C, Table, register
 
 ENTRY_SCORES = register(Table(
@@ -105,7 +105,6 @@ def build_recall_view(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: Cur
 
 def create_recall_view(conn: duckdb.DuckDBPyConnection) -> None:
     """mart.recall_view over the stored ranking (a store from before the view held a table of that name)."""
-    if conn.execute("select count(*) from duckdb_tables() where schema_name = 'mart' and table_name = 'recall_view'"
-                    ).fetchone()[0]:
+    if table_exists(conn, "mart", "recall_view"):
         conn.execute("drop table mart.recall_view")
     conn.execute(RECALL_VIEW_DDL)

@@ -40,7 +40,7 @@ HISTORY_TABLES = {"mart.store_health": "as_of"}  # kept across nights: merge rep
 
 
 # a step whose table is a view over a stored one: the shards carry the stored table, merge makes the view
-VIEWS = {"mart.recall_view": ("mart.recall_ranking", ranking.create_recall_view)}
+VIEWS = {ranking.RECALL_VIEW.qualified: (ranking.RECALL_RANKING.qualified, ranking.create_recall_view)}
 
 
 def derived_tables() -> list[Table]:

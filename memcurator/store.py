@@ -68,6 +68,12 @@ def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConn
         raise
 
 
+def table_exists(conn: duckdb.DuckDBPyConnection, schema: str, name: str) -> bool:
+    """A stored table of that name (a view is not one)."""
+    return conn.execute("select count(*) from duckdb_tables() where schema_name = ? and table_name = ?",
+                        [schema, name]).fetchone()[0] > 0
+
+
 def ensure_table(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
     conn.execute(f"CREATE SCHEMA IF NOT EXISTS {table.schema}")
     conn.execute(table.ddl())
