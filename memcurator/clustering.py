@@ -29,12 +29,11 @@ import polars as pl
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from memcurator import minhash, sql
+from memcurator import minhash, sql, text
 from memcurator.config import CurationConfig
 from memcurator.frames import namespace_passes
 from memcurator.store import replace_table, replace_table_from_frame
 from memcurator.tables import AS_OF, NS, C, Table, register
-from memcurator.text import shingle_column
 
 EXACT_GROUP_PAIR_CAP = 200  # exact-copy groups larger than this get star edges from their oldest copy
 # specific tokens: numbers of two or more digits and identifiers (letters with 3+ digits, #123, paths)
@@ -156,21 +155,29 @@ _KEY_SCHEMA = {"namespace": pl.String, "entry_id": pl.String, "set_key": pl.UInt
                "band_keys": pl.List(pl.UInt64)}
 
 
-def with_text_keys(docs: pl.DataFrame, cfg: CurationConfig) -> pl.DataFrame:
-    """Shingles, the shingle-set key (same set = exact copy) and the specific tokens of each entry."""
-    docs = docs.with_columns(
-        shingle_column(docs["norm_text"], cfg.shingle_words, cfg.shingle_drop_stopwords).alias("shingles"))
-    # an order-free hash of the set: the (wrapping) sum of its distinct shingles' hashes
-    return docs.with_columns(pl.col("shingles").list.eval(pl.element().hash()).list.sum().alias("set_key"), SPECIFICS)
+def with_text_keys(docs: pl.DataFrame, cfg: CurationConfig) -> tuple[pl.DataFrame, pl.Series]:
+    """Shingles (as codes) and the shingle-set key (same set = exact copy) of each entry, and the
+    vocabulary the codes index (codes compare within one call only)."""
+    shingles = text.shingle_codes(docs["norm_text"], cfg.shingle_words, cfg.shingle_drop_stopwords)
+    return docs.with_columns(shingles.lists, pl.Series("set_key", set_keys(shingles))), shingles.vocabulary
 
+
+def set_keys(shingles: text.ShingleCodes) -> np.ndarray:
+    """An order-free hash of each set: the (wrapping) sum of its distinct shingles' polars hashes, each
+    shingle hashed once."""
+    sums = np.concatenate([np.zeros(1, dtype=np.uint64),
+                           np.cumsum(shingles.vocabulary.hash().to_numpy()[shingles.codes], dtype=np.uint64)])
+    return sums[shingles.rows[1:]] - sums[shingles.rows[:-1]]
 
 
 def compatible(pairs: pl.DataFrame, docs: pl.DataFrame) -> pl.DataFrame:
     """Drop pairs whose tags (the writers' subject keys) are disjoint, or whose specific tokens are.
 
     Entries about disjoint subjects are never duplicates, and notes naming only different
-    identifiers or numbers are different events or facts."""
-    keys = docs.select("doc", "tags", "specifics")
+    identifiers or numbers are different events or facts. ``docs``: doc, tags and norm_text; the specific
+    tokens are read from the texts of paired docs only (a regex over every text cost ~2 s at 1M)."""
+    paired = pl.concat([pairs["a"], pairs["b"]]).unique().to_frame("doc")
+    keys = docs.select("doc", "tags", "norm_text").join(paired, on="doc").select("doc", "tags", SPECIFICS)
     return (pairs.join(keys.rename({"doc": "a", "tags": "ta", "specifics": "sa"}), on="a")
             .join(keys.rename({"doc": "b", "tags": "tb", "specifics": "sb"}), on="b")
             .filter((pl.col("ta").list.len() == 0) | (pl.col("tb").list.len() == 0)
@@ -195,11 +202,11 @@ def exact_copy_pairs(docs: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def _pairs_of(docs: pl.DataFrame, cfg: CurationConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
-    docs = with_text_keys(docs, cfg)
+    docs, vocabulary = with_text_keys(docs, cfg)
     exact, groups = exact_copy_pairs(docs)
     reps = docs.join(groups.with_columns(pl.col("copies").list.first().alias("doc")).select("doc", "copies"), on="doc")
     reps = reps.filter(pl.col("shingles").list.len() > 0)
-    near, rep_keys = _minhash_pairs(reps, cfg)
+    near, rep_keys = _minhash_pairs(reps, vocabulary, cfg)
     pairs = compatible(pl.concat([exact, near]).unique(["a", "b"], keep="first"), docs)
     # every copy carries its representative's band keys (same shingle set, same signature)
     keys = (docs.select("doc", "namespace", "entry_id", "set_key")
@@ -223,9 +230,9 @@ def _exact_pairs(groups: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([full, star]).with_columns(pl.lit(1.0).alias("similarity"), pl.lit("exact").alias("method"))
 
 
-def _minhash_pairs(reps: pl.DataFrame, cfg: CurationConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _minhash_pairs(reps: pl.DataFrame, vocabulary: pl.Series, cfg: CurationConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
     empty = pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64, "similarity": pl.Float64, "method": pl.String})
-    tokens = minhash.token_rows(reps["shingles"])
+    tokens = minhash.token_rows(reps["shingles"], vocabulary)
     keys = band_keys_of(tokens, cfg)
     rep_keys = pl.DataFrame({"doc": reps["doc"], "band_keys": keys}).with_columns(
         pl.col("band_keys").cast(pl.List(pl.UInt64)))
@@ -248,7 +255,7 @@ def _minhash_pairs(reps: pl.DataFrame, cfg: CurationConfig) -> tuple[pl.DataFram
     return expanded.with_columns(pl.lit("minhash").alias("method")), rep_keys
 
 
-def band_keys_of(shingles: pl.Series | minhash.TokenRows, cfg: CurationConfig) -> np.ndarray:
+def band_keys_of(shingles: minhash.TokenRows, cfg: CurationConfig) -> np.ndarray:
     """(n, lsh_bands) uint64 LSH band keys of the MinHash signatures of non-empty shingle lists."""
     if len(shingles) == 0:
         return np.zeros((0, cfg.lsh_bands), dtype=np.uint64)
@@ -256,13 +263,14 @@ def band_keys_of(shingles: pl.Series | minhash.TokenRows, cfg: CurationConfig) -
 
 
 def verify(pairs: pl.DataFrame, shingles: pl.DataFrame, tokens: minhash.TokenRows | None = None) -> pl.DataFrame:
-    """Exact Jaccard of each candidate pair (a, b) from the docs' (distinct) shingle lists; pairs with a
-    doc that has no shingles are dropped. ``tokens``: the non-empty lists, already numbered."""
+    """Exact Jaccard of each candidate pair (a, b) from the docs' (distinct) shingle lists (strings, or codes
+    of one numbering); pairs with a doc that has no shingles are dropped. ``tokens``: the non-empty lists
+    as CSR rows, when the caller has them."""
     rows = shingles.filter(pl.col("shingles").list.len() > 0).with_row_index("row")
     pairs = (pairs.join(rows.select(pl.col("doc").alias("a"), pl.col("row").alias("ra")), on="a")
              .join(rows.select(pl.col("doc").alias("b"), pl.col("row").alias("rb")), on="b"))
-    if tokens is None:
-        tokens = minhash.token_rows(rows["shingles"])
+    if tokens is None:  # only the codes are compared: any vocabulary will do
+        tokens = minhash.token_rows(rows["shingles"], pl.Series([], dtype=pl.String))
     assert len(tokens) == rows.height, "the numbered lists are not the docs' non-empty shingle lists"
     similarity = minhash.jaccard_of_pairs(tokens.codes, tokens.offsets, pairs["ra"].to_numpy(), pairs["rb"].to_numpy())
     return pairs.select("a", "b").with_columns(pl.Series("similarity", similarity, dtype=pl.Float64))

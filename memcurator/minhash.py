@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from memcurator import text
+
 MAX32 = np.uint64(0xFFFFFFFF)
 
 
@@ -49,40 +51,40 @@ def _kernels():
     return kernels
 
 
-def token_codes(tokens: pl.Expr) -> pl.Expr:
-    """Int64 numbers of distinct tokens (the categorical cast's codes): equal tokens, equal numbers,
-    within one frame; what the compiled loops index and compare instead of strings."""
-    return tokens.cast(pl.Categorical).to_physical().cast(pl.Int64)
-
-
 @dataclass(frozen=True)
 class TokenRows:
     """Lists of tokens in CSR form, what the compiled loops read: row r holds the codes
-    ``codes[offsets[r]:offsets[r + 1]]``; ``vocabulary`` has each distinct token (t) once with its code."""
+    ``codes[offsets[r]:offsets[r + 1]]``; ``vocabulary[code]`` is the token a code stands for."""
     codes: np.ndarray
     offsets: np.ndarray
-    vocabulary: pl.DataFrame
+    vocabulary: pl.Series
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
 
-def token_rows(lists: pl.Series) -> TokenRows:
-    """The lists numbered once, for the signatures and the exact Jaccard of one set of documents
-    (each numbering of 60M shingles costs seconds at 1M entries)."""
+def token_rows(lists: pl.Series, vocabulary: pl.Series | None = None) -> TokenRows:
+    """Lists of tokens as CSR rows: lists of strings are numbered here; lists of codes (List[UInt32], from
+    memcurator.text.shingle_codes) are taken as they are, with the ``vocabulary`` they were numbered by."""
+    if lists.dtype == pl.List(pl.String):
+        numbered = text.number_lists(lists)
+        lists, vocabulary = numbered.lists, numbered.vocabulary
+    if vocabulary is None:
+        raise ValueError("lists of codes need the vocabulary they were numbered by")
     lengths = lists.list.len().fill_null(0).to_numpy().astype(np.int64)
     offsets = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(lengths)])
-    tokens = lists.explode().drop_nulls().to_frame("t").with_columns(token_codes(pl.col("t")).alias("code"))
-    return TokenRows(tokens["code"].to_numpy(), offsets, tokens.unique("code"))
+    return TokenRows(lists.explode().drop_nulls().to_numpy().astype(np.int64), offsets, vocabulary)
 
 
 def signatures(shingles: pl.Series | TokenRows, num_perm: int = 128, seed: int = 1) -> np.ndarray:
     """(n_docs, num_perm) uint32 signatures; a document without shingles gets the all-max signature."""
     rows = shingles if isinstance(shingles, TokenRows) else token_rows(shingles)
     sig = np.empty((len(rows), num_perm), dtype=np.uint32)
-    # each distinct shingle hashed once: the kernel looks its hash up by code
-    mixed = np.zeros(int(rows.vocabulary["code"].max() or 0) + 1, dtype=np.uint32)
-    mixed[rows.vocabulary["code"].to_numpy()] = _fmix32(hash_tokens(rows.vocabulary["t"].to_list()))
+    # each distinct shingle of these rows hashed once: the kernel looks its hash up by code
+    used = np.zeros(len(rows.vocabulary), dtype=bool)
+    used[rows.codes] = True
+    mixed = np.zeros(len(rows.vocabulary), dtype=np.uint32)
+    mixed[used] = _fmix32(hash_tokens(rows.vocabulary.filter(pl.Series(used)).to_list()))
     a, b = permutations(num_perm, seed)
     _kernels().min_hashes(rows.codes, rows.offsets, mixed, a, b, sig)
     return sig

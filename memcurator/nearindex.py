@@ -24,7 +24,7 @@ from datetime import datetime
 import duckdb
 import polars as pl
 
-from memcurator import clustering
+from memcurator import clustering, minhash, text
 from memcurator.config import CurationConfig
 from memcurator.store import ensure_table, replace_table_from_frame, transaction
 from memcurator.tables import NS, C, Table, register
@@ -116,10 +116,11 @@ def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
 
 def _incremental(conn: duckdb.DuckDBPyConnection, known: pl.DataFrame, cfg: CurationConfig, knobs: str) -> pl.DataFrame:
     unchanged = known.filter(pl.col("set_key").is_not_null())
-    fresh = clustering.with_text_keys(with_texts(conn, known.filter(pl.col("set_key").is_null()).drop("set_key")), cfg)
+    fresh, vocabulary = clustering.with_text_keys(
+        with_texts(conn, known.filter(pl.col("set_key").is_null()).drop("set_key")), cfg)
     hashed = fresh.filter(pl.col("shingles").list.len() > 0)
-    hashed = hashed.with_columns(
-        pl.Series("band_keys", clustering.band_keys_of(hashed["shingles"], cfg)).cast(pl.List(pl.UInt64)))
+    hashed = hashed.with_columns(pl.Series("band_keys", clustering.band_keys_of(
+        minhash.token_rows(hashed["shingles"], vocabulary), cfg)).cast(pl.List(pl.UInt64)))
     fresh_bands = (hashed.select("doc", "namespace", "entry_id", "band_keys")
                    .with_columns(pl.int_ranges(0, pl.col("band_keys").list.len(), dtype=pl.Int16).alias("band"))
                    .explode("band_keys", "band").rename({"band_keys": "key"}))
@@ -162,8 +163,7 @@ def _incremental(conn: duckdb.DuckDBPyConnection, known: pl.DataFrame, cfg: Cura
                           pl.lit("minhash").alias("method")))
     involved = pl.concat([exact.select("a", "b"), near.select("a", "b")])
     texts = with_texts(conn, docs.join(pl.concat([involved["a"], involved["b"]]).unique().to_frame("doc"), on="doc"))
-    new_pairs = clustering.compatible(pl.concat([exact, near]).unique(["a", "b"], keep="first"),
-                                      texts.with_columns(clustering.SPECIFICS))
+    new_pairs = clustering.compatible(pl.concat([exact, near]).unique(["a", "b"], keep="first"), texts)
     pairs = pl.concat([new_pairs, kept_pairs]).unique(["a", "b"], keep="first")
     result = clustering.with_entry_ids(pairs, docs).sort("a", "b").select(list(clustering._PAIR_SCHEMA))
 
@@ -179,10 +179,12 @@ def _verified(conn: duckdb.DuckDBPyConnection, candidates: pl.DataFrame, docs: p
                   .join(sets.rename({"doc": "b", "set_key": "kb"}), on="b")
                   .filter(pl.col("ka") != pl.col("kb")).select("a", "b"))
     needed = pl.concat([candidates["a"], candidates["b"]]).unique().to_frame("doc")
-    known = fresh.select("doc", "shingles").join(needed, on="doc")
-    rest = docs.join(needed, on="doc").join(known.select("doc"), on="doc", how="anti")
-    shingles = pl.concat([known, clustering.with_text_keys(with_texts(conn, rest.drop("set_key")), cfg)
-                          .select("doc", "shingles")])
+    known = fresh.select("doc", "norm_text").join(needed, on="doc")
+    rest = with_texts(conn, docs.join(needed, on="doc").join(known.select("doc"), on="doc", how="anti"))
+    texts = pl.concat([known, rest.select("doc", "norm_text")])
+    # numbered in one call: codes compare within one numbering only
+    shingles = texts.select("doc", text.shingle_codes(texts["norm_text"], cfg.shingle_words,
+                                                      cfg.shingle_drop_stopwords).lists)
     verified = clustering.verify(candidates, shingles)
     return (verified.filter(pl.col("similarity") >= cfg.near_duplicate_threshold)
             .with_columns(pl.lit("minhash").alias("method")))
