@@ -1,7 +1,7 @@
 """Table declarations drive the DDL and the schema check."""
 
 from memcurator import store
-from memcurator.tables import ENTRIES, TABLES, schema_mismatches
+from memcurator.tables import ENTRIES, MEMORY_WRITES, TABLES, schema_mismatches
 
 
 def test_every_declared_table_creates_and_matches(conn):
@@ -37,3 +37,21 @@ def test_docs_catalogue_is_generated_from_the_declarations():
 
     docs = Path(__file__).resolve().parents[2] / "docs" / "tables.md"
     assert docs.read_text().strip() == markdown().strip(), "regenerate: memcurator catalogue > docs/tables.md"
+
+
+def test_long_texts_are_stored_uncompressed(tmp_path):
+    # DuckDB would try every string compression on each segment of the texts (a third of the time it
+    # takes to write them); the declaration pins the choice, and the rest of the table keeps the default
+    with store.connect(tmp_path / "s.duckdb") as conn:
+        store.ensure_table(conn, MEMORY_WRITES)
+        conn.execute(
+            "insert into core.memory_writes (event_id, namespace, entry_id, ts, actor, text, norm_text, class, trust,"
+            " tags, as_of) select 'e' || i, 'ns', 'm' || i, timestamp '2026-01-01', 'agent',"
+            " 'lesson number ' || i || ' about the ledger service', 'lesson number ' || i || ' about the ledger service',"
+            " 'lesson', 1.0, [], timestamp '2026-02-01' from range(50000) r(i)")
+        conn.execute("checkpoint")
+        used = dict(conn.execute("select column_name, list_distinct(list(compression)) from "
+                                 "pragma_storage_info('core.memory_writes') where segment_type <> 'VALIDITY' "
+                                 "group by column_name").fetchall())
+    assert used["text"] == ["Uncompressed"] and used["norm_text"] == ["Uncompressed"]
+    assert "Uncompressed" not in used["event_id"]
