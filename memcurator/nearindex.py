@@ -58,9 +58,10 @@ def params(cfg: CurationConfig) -> str:
 # the same fingerprint under the same knobs, its stored set key. Hashed in DuckDB, so the texts of
 # unchanged entries never leave the store: a changed night reads only the texts it needs. (A DuckDB
 # whose hash differs finds every entry changed and runs the stage in full: the pairs are the same.)
-KNOWN_ENTRIES = """
+FINGERPRINT = "hash(norm_text, tags, first_written_at)"
+KNOWN_ENTRIES = f"""
 with fingerprinted as (
-    select namespace, entry_id, first_written_at, tags, hash(norm_text, tags, first_written_at) as fingerprint
+    select namespace, entry_id, first_written_at, tags, {FINGERPRINT} as fingerprint
     from core.entries
 )
 select f.namespace, f.entry_id, f.first_written_at, f.tags, f.fingerprint, i.set_key
@@ -98,20 +99,30 @@ def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
     Rewrites the index; the caller writes the pairs in the same transaction."""
     ensure_table(conn, NEAR_DUPLICATE_INDEX)
     knobs = params(cfg)
-    known = clustering.ordered_docs(conn.execute(KNOWN_ENTRIES, {"p": knobs}).pl())
     stored, stale_knobs = conn.execute("select count(*) filter (where params = $p), count(*) filter (where params <> $p) "
                                        "from core.near_duplicate_index", {"p": knobs}).fetchone()
-    changed = known["set_key"].null_count()
-    if stale_knobs or stored == 0 or changed > cfg.incremental_max_changed_share * max(known.height, 1):
-        # numbered as it is read: the texts are held once (not also as the unsorted frame) while the passes run
-        pairs, keys = clustering.pairs_and_keys_of_docs(clustering.ordered_docs(conn.execute(
-            "select namespace, entry_id, norm_text, first_written_at, tags from core.entries").pl()), cfg)
-        conn.execute("drop table core.near_duplicate_index")  # a stored index of another version may have other columns
-        ensure_table(conn, NEAR_DUPLICATE_INDEX)
-        _add_to_index(conn, known.select("namespace", "entry_id", "fingerprint").join(keys, on=["namespace", "entry_id"]),
-                      knobs)
-        return pairs, "full"
-    return _incremental(conn, known, cfg, knobs), "incremental"
+    if stored and not stale_knobs:
+        known = clustering.ordered_docs(conn.execute(KNOWN_ENTRIES, {"p": knobs}).pl())
+        if known["set_key"].null_count() <= cfg.incremental_max_changed_share * max(known.height, 1):
+            return _incremental(conn, known, cfg, knobs), "incremental"
+        del known
+    return _full(conn, cfg, knobs), "full"
+
+
+def _full(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str) -> pl.DataFrame:
+    """Every entry's keys and pairs computed again; the index rebuilt from them. The entries are read
+    once, with their fingerprints (without an index to compare with, a night does not read them first),
+    and numbered as they are read: the texts are held once while the passes run."""
+    docs = clustering.ordered_docs(conn.execute(
+        f"select namespace, entry_id, norm_text, first_written_at, tags, {FINGERPRINT} as fingerprint "
+        "from core.entries").pl())
+    fingerprints = docs.select("namespace", "entry_id", "fingerprint")
+    pairs, keys = clustering.pairs_and_keys_of_docs(docs, cfg)
+    del docs
+    conn.execute("drop table core.near_duplicate_index")  # a stored index of another version may have other columns
+    ensure_table(conn, NEAR_DUPLICATE_INDEX)
+    _add_to_index(conn, fingerprints.join(keys, on=["namespace", "entry_id"]), knobs)
+    return pairs
 
 
 def _incremental(conn: duckdb.DuckDBPyConnection, known: pl.DataFrame, cfg: CurationConfig, knobs: str) -> pl.DataFrame:
