@@ -7,10 +7,10 @@ import pytest
 from memcurator import store
 
 
-def test_memory_limit_defaults_to_3gb_and_follows_the_environment(monkeypatch):
+def test_memory_limit_defaults_to_2_5gb_and_follows_the_environment(monkeypatch):
     monkeypatch.delenv(store.MEMORY_LIMIT_ENV, raising=False)
     with store.connect(":memory:") as conn:
-        assert conn.execute("select current_setting('memory_limit')").fetchone()[0] == "2.7 GiB"  # 3 GB
+        assert conn.execute("select current_setting('memory_limit')").fetchone()[0] == "2.3 GiB"  # 2.5 GB
     monkeypatch.setenv(store.MEMORY_LIMIT_ENV, "512MiB")
     with store.connect(":memory:") as conn:
         assert conn.execute("select current_setting('memory_limit')").fetchone()[0] == "512.0 MiB"
