@@ -95,22 +95,37 @@ def _ascii_word_codes(kernels, data: np.ndarray, offsets: np.ndarray, stop_data:
     n = len(offsets) - 1
     parts = min(kernels.numba.get_num_threads(), max(1, n // PART_TEXTS))
     if parts == 1:
-        return kernels.ascii_word_codes(data, offsets, stop_data, stop_offsets)
+        return _scan(kernels, data, offsets, stop_data, stop_offsets)
     bounds = np.linspace(0, n, parts + 1).astype(np.int64)
     with ThreadPoolExecutor(parts) as pool:
-        found = list(pool.map(lambda lo, hi: kernels.ascii_word_codes(
-            data[offsets[lo]:offsets[hi]], offsets[lo:hi + 1] - offsets[lo], stop_data, stop_offsets),
+        found = list(pool.map(lambda lo, hi: _scan(
+            kernels, data[offsets[lo]:offsets[hi]], offsets[lo:hi + 1] - offsets[lo], stop_data, stop_offsets),
             bounds[:-1], bounds[1:]))
     words = np.concatenate([part[2] for part in found])
     starts = np.cumsum([0] + [len(part[2]) for part in found])
     word_offsets = np.concatenate([[0]] + [part[3][1:] + start for part, start in zip(found, starts)])
-    word_codes, _, vocab_data, vocab_offsets, _ = kernels.ascii_word_codes(
-        words, word_offsets, np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64))
+    word_codes, _, vocab_data, vocab_offsets, _ = _scan(
+        kernels, words, word_offsets, np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64))
     first = np.cumsum([0] + [len(part[3]) - 1 for part in found])
     codes = np.concatenate([word_codes[base + part[0]] for part, base in zip(found, first)])
     ends = np.cumsum([0] + [part[1][-1] for part in found])
     rows = np.concatenate([[0]] + [part[1][1:] + end for part, end in zip(found, ends)])
     return codes, rows, vocab_data, vocab_offsets, np.concatenate([part[4] for part in found])
+
+
+def _scan(kernels, data: np.ndarray, offsets: np.ndarray, stop_data: np.ndarray, stop_offsets: np.ndarray):
+    """kernels.ascii_word_codes, always called with one signature (read-only bytes, writable offsets): each
+    other combination of flags is another compiled and cached version, which a process loads (~0.5 s) or,
+    on a fresh checkout, compiles (~3 s)."""
+    frozen = []
+    for array in (data, stop_data):
+        array = np.ascontiguousarray(array, dtype=np.uint8)
+        if array.flags.writeable:
+            array = array.view()
+            array.flags.writeable = False
+        frozen.append(array)
+    return kernels.ascii_word_codes(frozen[0], np.array(offsets, dtype=np.int64), frozen[1],
+                                    np.array(stop_offsets, dtype=np.int64))
 
 
 def number_lists(lists: pl.Series, vocabulary: pl.Series | None = None) -> ShingleCodes:
