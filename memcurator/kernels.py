@@ -145,14 +145,13 @@ def ascii_word_codes(data, offsets, stop_data, stop_offsets):  # pragma: no cove
     state = np.zeros(3, dtype=np.int64)  # words in the vocabulary, codes written, stopwords
     slots = np.full(1 << 12, -1, dtype=np.int64)
     hashes = np.zeros(1 << 12, dtype=np.uint64)
-    stops = stop_offsets.shape[0] - 1
     # the stopwords take the first codes (and are never written out); the texts' words come after them
     slots, hashes = _scan_all(stop_data, stop_offsets, False, slots, hashes, vocab, vocab_offsets, last, codes,
                               row_offsets, ascii, state)
     state[2] = state[0]
     slots, hashes = _scan_all(data, offsets, True, slots, hashes, vocab, vocab_offsets, last, codes, row_offsets,
                               ascii, state)
-    size, count = state[0], state[1]
+    size, count, stops = state[0], state[1], state[2]  # distinct stopwords: a list may repeat one
     v0 = vocab_offsets[stops]
     return (codes[:count].copy(), row_offsets, vocab[v0:vocab_offsets[size]].copy(),
             vocab_offsets[stops:size + 1] - v0, ascii)

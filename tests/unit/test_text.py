@@ -99,3 +99,15 @@ def test_numbering_extends_a_vocabulary():
 def test_codes_need_their_vocabulary():
     with pytest.raises(ValueError, match="vocabulary"):
         minhash.token_rows(pl.Series([[0, 1]], dtype=pl.List(pl.UInt32)))
+
+
+def test_a_stopword_list_may_repeat_a_word():
+    # the vocabulary starts after the distinct stopwords, however the list was written
+    from memcurator import kernels
+
+    texts = pl.Series(["the cat of the hat", "a cat"])
+    data, offsets = text._utf8(texts)
+    stop_data, stop_offsets = text._utf8(pl.Series(["the", "of", "the", "a"]))
+    codes, rows, vocab_data, vocab_offsets, _ = text._scan(kernels, data, offsets, stop_data, stop_offsets)
+    assert bytes(vocab_data).decode() == "cathat" and vocab_offsets.tolist() == [0, 3, 6]
+    assert codes.tolist() == [0, 1, 0] and rows.tolist() == [0, 2, 3]
