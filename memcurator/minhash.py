@@ -71,9 +71,7 @@ def token_rows(lists: pl.Series, vocabulary: pl.Series | None = None) -> TokenRo
         lists, vocabulary = numbered.lists, numbered.vocabulary
     if vocabulary is None:
         raise ValueError("lists of codes need the vocabulary they were numbered by")
-    lengths = lists.list.len().fill_null(0).to_numpy().astype(np.int64)
-    offsets = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(lengths)])
-    return TokenRows(lists.explode().drop_nulls().to_numpy().astype(np.int64), offsets, vocabulary)
+    return TokenRows(lists.explode().drop_nulls().to_numpy().astype(np.int64), text.list_offsets(lists), vocabulary)
 
 
 def signatures(shingles: pl.Series | TokenRows, num_perm: int = 128, seed: int = 1) -> np.ndarray:

@@ -131,13 +131,17 @@ def _scan(kernels, data: np.ndarray, offsets: np.ndarray, stop_data: np.ndarray,
 def number_lists(lists: pl.Series, vocabulary: pl.Series | None = None) -> ShingleCodes:
     """Lists of strings numbered against ``vocabulary`` (new strings appended in first-seen order)."""
     vocabulary = pl.Series("shingle", [], pl.String) if vocabulary is None else vocabulary.alias("shingle")
-    lengths = lists.list.len().fill_null(0).to_numpy().astype(np.int64)
     flat = lists.explode().drop_nulls().alias("shingle")
     vocabulary = pl.concat([vocabulary, flat.filter(~flat.is_in(vocabulary)).unique(maintain_order=True)])
     numbered = vocabulary.to_frame().with_row_index("code")
     codes = flat.to_frame().join(numbered, on="shingle", how="left", maintain_order="left")["code"]
-    rows = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(lengths)])
-    return ShingleCodes(codes.cast(pl.UInt32).to_numpy(), rows, vocabulary)
+    return ShingleCodes(codes.cast(pl.UInt32).to_numpy(), list_offsets(lists), vocabulary)
+
+
+def list_offsets(lists: pl.Series) -> np.ndarray:
+    """Where each list starts in the exploded values (CSR row offsets, int64; a null list is empty)."""
+    lengths = lists.list.len().fill_null(0).to_numpy().astype(np.int64)
+    return np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(lengths)])
 
 
 def _utf8(texts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
