@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 from datetime import datetime
 
 import duckdb
@@ -32,7 +33,7 @@ from scipy.sparse.csgraph import connected_components
 from memcurator import minhash, sql, text
 from memcurator.config import CurationConfig
 from memcurator.frames import namespace_passes
-from memcurator.store import replace_table, replace_table_from_frame
+from memcurator.store import code_version, ensure_table, replace_table, replace_table_from_frame, set_version, transaction
 from memcurator.tables import AS_OF, NS, C, Table, register
 
 EXACT_GROUP_PAIR_CAP = 200  # exact-copy groups larger than this get star edges from their oldest copy
@@ -311,17 +312,122 @@ def clusters(entries: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
 
 
 
-def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
-    """Connected components of the verified pairs; the cluster id follows its earliest member."""
-    entries = conn.execute("select namespace, entry_id, first_written_at from core.entries").pl()
-    # contradicting pairs are not restatements: clusters are built from compatible pairs only
-    pairs = conn.execute(
-        """select p.namespace, p.entry_a, p.entry_b, p.similarity from core.near_duplicate_pairs as p
+# The edges clusters are built from: verified pairs that are not contradictions (a pair the judge flags
+# is not a restatement).
+EDGES = """select p.namespace, p.entry_a, p.entry_b, p.similarity from core.near_duplicate_pairs as p
            anti join core.contradictions as k
              on k.namespace = p.namespace and least(k.entry_a, k.entry_b) = least(p.entry_a, p.entry_b)
-            and greatest(k.entry_a, k.entry_b) = greatest(p.entry_a, p.entry_b)""").pl()
-    return replace_table_from_frame(conn, NEAR_DUPLICATE_CLUSTERS, clusters(entries, pairs),
-                                    "select *, $as_of as as_of from frame", {"as_of": as_of})
+            and greatest(k.entry_a, k.entry_b) = greatest(p.entry_a, p.entry_b)"""
+
+CLUSTER_EDGES = register(Table(
+    "core", "cluster_edges",
+    "One row per edge core.near_duplicate_clusters was built from (a near-duplicate pair that is not a "
+    "contradiction): the next night re-clusters only the components whose edges or members changed.",
+    (
+        NS,
+        C("entry_a", "VARCHAR", "The older entry.", False),
+        C("entry_b", "VARCHAR", "The newer entry.", False),
+        C("similarity", "DOUBLE", "The pair's similarity.", False),
+    ),
+    key=("namespace", "entry_a", "entry_b"),
+))
+
+# Entries a night re-clusters: the ends of every edge added, removed or re-scored since the stored
+# clusters were built, and every stored member whose first write moved or that is gone.
+_CHANGED_NODES = """
+with added as (select * from edges_now except select * from core.cluster_edges),
+removed as (select * from core.cluster_edges except select * from edges_now),
+diff as (select * from added union all select * from removed)
+select namespace, entry_a as entry_id from diff
+union
+select namespace, entry_b from diff
+union
+select c.namespace, c.entry_id from core.near_duplicate_clusters as c
+left join core.entries as e using (namespace, entry_id)
+where e.first_written_at is distinct from c.first_written_at
+"""
+
+# The changed entries with every member of their stored clusters. No edge leaves this set: an edge
+# from it to an entry outside is unchanged (else both ends would be changed), so it was there before
+# and joined that entry to the same stored cluster, whose members are all in the set. So the
+# components of these entries are found from their own edges, and every other cluster stays as it is.
+_AFFECTED = """
+select namespace, entry_id from changed_nodes
+union
+select c.namespace, c.entry_id from core.near_duplicate_clusters as c
+semi join (select namespace, cluster_id from core.near_duplicate_clusters
+           semi join changed_nodes using (namespace, entry_id)) as k using (namespace, cluster_id)
+"""
+
+
+def _clusters_version() -> str:
+    return code_version("near_duplicate_clusters", inspect.getsource(clusters), EDGES,
+                        NEAR_DUPLICATE_CLUSTERS.ddl(), CLUSTER_EDGES.ddl())
+
+
+def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
+    """Connected components of the compatible pairs; the cluster id follows its earliest member.
+
+    The edges are kept (core.cluster_edges, its comment the code's version): a night re-clusters only
+    the components that hold an entry whose edges or first write changed, and keeps the other rows.
+    Without stored edges of this version it clusters everything. Both give the same table (tested)."""
+    version = _clusters_version()
+    ensure_table(conn, CLUSTER_EDGES)
+    ensure_table(conn, NEAR_DUPLICATE_CLUSTERS)
+    # both carry the version: clusters derived elsewhere (a table replaced by hand, an older night's
+    # code) are never taken for the stored edges' clusters
+    stored = conn.execute("select count(*) = 2 from duckdb_tables() where schema_name = 'core' and comment = $v "
+                          "and table_name in ('cluster_edges', 'near_duplicate_clusters')", {"v": version}).fetchone()[0]
+    conn.execute(f"create or replace temp table edges_now as {EDGES}")
+    try:
+        with transaction(conn):
+            if stored:
+                _recluster_changed(conn, as_of)
+            else:
+                _cluster_all(conn, as_of)
+                set_version(conn, CLUSTER_EDGES, version)
+                set_version(conn, NEAR_DUPLICATE_CLUSTERS, version)
+    finally:
+        for temp in ("edges_now", "changed_nodes", "affected_nodes"):
+            conn.execute(f"drop table if exists {temp}")
+    return conn.execute("select count(*) from core.near_duplicate_clusters").fetchone()[0]
+
+
+def _clusters_of(conn: duckdb.DuckDBPyConnection, nodes: str) -> pl.DataFrame:
+    """The clusters of the entries of ``nodes`` (a table of namespace, entry_id closed under the edges)."""
+    entries = conn.execute(f"select e.namespace, e.entry_id, e.first_written_at from core.entries as e "
+                           f"semi join {nodes} using (namespace, entry_id)").pl()
+    edges = conn.execute(f"select * from edges_now as g semi join {nodes} as n "
+                         "on n.namespace = g.namespace and n.entry_id = g.entry_a").pl()
+    return clusters(entries, edges)
+
+
+def _cluster_all(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None:
+    # only entries with an edge can be in a cluster
+    conn.execute("create temp table affected_nodes as select namespace, entry_a as entry_id from edges_now "
+                 "union select namespace, entry_b from edges_now")
+    replace_table_from_frame(conn, NEAR_DUPLICATE_CLUSTERS, _clusters_of(conn, "affected_nodes"),
+                             "select *, $as_of as as_of from frame", {"as_of": as_of}, own_transaction=False)
+    replace_table(conn, CLUSTER_EDGES, "select * from edges_now", own_transaction=False)
+
+
+def _recluster_changed(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None:
+    conn.execute(f"create temp table changed_nodes as {_CHANGED_NODES}")
+    conn.execute(f"create temp table affected_nodes as {_AFFECTED}")
+    found = _clusters_of(conn, "affected_nodes")
+    conn.execute("delete from core.near_duplicate_clusters as c where exists (select 1 from affected_nodes as n "
+                 "where n.namespace = c.namespace and n.entry_id = c.entry_id)")
+    conn.register("frame", found.to_arrow())
+    try:
+        conn.execute(f"insert into core.near_duplicate_clusters select {NEAR_DUPLICATE_CLUSTERS.select_list('q')} "
+                     "from (select *, $as_of as as_of from frame) q", {"as_of": as_of})
+    finally:
+        conn.unregister("frame")
+    conn.execute("update core.near_duplicate_clusters set as_of = $as_of", {"as_of": as_of})
+    conn.execute("delete from core.cluster_edges as g where not exists (select 1 from edges_now as n "
+                 "where n.namespace = g.namespace and n.entry_a = g.entry_a and n.entry_b = g.entry_b "
+                 "and n.similarity = g.similarity)")
+    conn.execute("insert into core.cluster_edges select * from edges_now except select * from core.cluster_edges")
 
 
 def build_principle_proposals(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:

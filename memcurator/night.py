@@ -43,12 +43,14 @@ STEPS: list[tuple[str, Callable]] = [
 
 # Tables a step writes beside its own, to reuse its work the next night: the hash of each entry's
 # writes (core.entries), the rules' reading of each text (core.entry_generality), the near-duplicate
-# index and the judge's verdicts (core.contradictions).
-SIDE_TABLES = ["core.entry_sources", "core.entry_text_features", "core.near_duplicate_index", "core.judged_pairs"]
+# index and the judge's verdicts (core.contradictions), the edges the clusters were built from.
+SIDE_TABLES = ["core.entry_sources", "core.entry_text_features", "core.near_duplicate_index", "core.judged_pairs",
+               "core.cluster_edges"]
 
 # What a night reads back of the night before to reuse its work (everything else is derived again).
 CARRIED_TABLES = ["core.memory_writes", "core.entries", "core.entry_sources", "core.entry_text_features",
-                  "core.near_duplicate_index", "core.near_duplicate_pairs", "core.judged_pairs"]
+                  "core.near_duplicate_index", "core.near_duplicate_pairs", "core.judged_pairs",
+                  "core.near_duplicate_clusters", "core.cluster_edges"]
 
 
 def derive_night(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig = CurationConfig(),

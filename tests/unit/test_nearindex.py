@@ -151,3 +151,74 @@ def test_an_index_stored_by_an_earlier_version_is_rebuilt_in_full(conn):
     assert columns == nearindex.NEAR_DUPLICATE_INDEX.column_names
     assert _stage(conn, as_of_for_night(day)) == "incremental"
     _assert_full_pairs(conn)
+
+
+def _assert_full_clusters(conn) -> int:
+    """The stored clusters are those of clustering every entry's edges again."""
+    entries = conn.execute("select namespace, entry_id, first_written_at from core.entries").pl()
+    want = clustering.clusters(entries, conn.execute(clustering.EDGES).pl())
+    got = conn.execute(f"select {', '.join(want.columns)} from core.near_duplicate_clusters").pl()
+    key = ["namespace", "entry_id"]
+    assert got.sort(key).equals(want.sort(key)), "re-clustered rows differ from clustering everything"
+    return got.height
+
+
+def _reclustered(conn, as_of) -> bool:
+    """Run the cluster stage; whether it kept the stored clusters (re-clustering only what changed)."""
+    kept = conn.execute("select count(*) = 2 and count(distinct comment) = 1 from duckdb_tables() "
+                        "where table_name in ('cluster_edges', 'near_duplicate_clusters')").fetchone()[0]
+    clustering.build_near_duplicate_clusters(conn, as_of, CFG)
+    return kept
+
+
+@pytest.mark.parametrize("order", [range(9), [8, 0, 4, 3, 7, 7]], ids=["forward", "backfill"])
+def test_every_night_gives_the_clusters_of_all_edges(conn, order):
+    kept = []
+    for k in order:
+        as_of = as_of_for_night(FIRST + timedelta(days=k))
+        for name, build in night.STEPS:
+            if name == "core.near_duplicate_clusters":
+                break
+            build(conn, as_of, CFG)
+        kept.append(_reclustered(conn, as_of))
+        _assert_full_clusters(conn)
+    assert kept[0] is False and all(kept[1:])
+
+
+def test_added_removed_edges_and_a_moved_first_write_recluster_their_components(conn):
+    as_of = as_of_for_night(FIRST + timedelta(days=8))
+    night.derive_night(conn, as_of, CFG)
+    clusters_before = conn.execute("select count(distinct cluster_id) from core.near_duplicate_clusters").fetchone()[0]
+    # one edge goes (it may split a cluster), one joins two clusters of a namespace, and the earliest
+    # member of another cluster turns out to have been written later (its cluster takes another id)
+    conn.execute("""delete from core.near_duplicate_pairs where (namespace, entry_a, entry_b) in (
+                        select (namespace, entry_a, entry_b) from core.near_duplicate_pairs order by all limit 1)""")
+    two = conn.execute("""select namespace, min(entry_id), max(entry_id) from (
+                              select namespace, cluster_id, min(entry_id) as entry_id from core.near_duplicate_clusters
+                              group by all) group by namespace having count(*) >= 2 order by namespace limit 1""").fetchone()
+    conn.execute("insert into core.near_duplicate_pairs select ?, ?, ?, 0.75, 'minhash', 0.6, ?",
+                 [two[0], two[1], two[2], as_of])
+    first = conn.execute("""select namespace, entry_id from core.near_duplicate_clusters
+                            where member_count >= 3 order by cluster_id, first_written_at limit 1""").fetchone()
+    conn.execute("update core.entries set first_written_at = first_written_at + interval 400 days "
+                 "where namespace = ? and entry_id = ?", list(first))
+    ids_before = set(conn.execute("select cluster_id from core.near_duplicate_clusters").fetchall())
+    assert _reclustered(conn, as_of)
+    _assert_full_clusters(conn)
+    ids_after = set(conn.execute("select cluster_id from core.near_duplicate_clusters").fetchall())
+    assert ids_after != ids_before and clusters_before > 0
+    # the stored edges are this night's: the next night starts from them
+    assert conn.execute(f"select count(*) from (select * from core.cluster_edges except ({clustering.EDGES}))"
+                        ).fetchone()[0] == 0
+    assert conn.execute(f"select count(*) from (({clustering.EDGES}) except select * from core.cluster_edges)"
+                        ).fetchone()[0] == 0
+
+
+def test_clusters_stored_without_their_edges_are_clustered_again(conn):
+    as_of = as_of_for_night(FIRST + timedelta(days=8))
+    night.derive_night(conn, as_of, CFG)
+    conn.execute("delete from core.near_duplicate_clusters where entry_id = (select min(entry_id) "
+                 "from core.near_duplicate_clusters)")
+    conn.execute("comment on table core.near_duplicate_clusters is 'written by something else'")
+    assert not _reclustered(conn, as_of)
+    _assert_full_clusters(conn)
