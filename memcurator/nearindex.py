@@ -6,11 +6,13 @@ LSH band keys of its MinHash signature, and the knobs in force. It carries no ni
 stands while its entry is unchanged, and stamping a million rows with list columns each night cost
 about a second (DuckDB rewrites such rows to update them).
 
-A night compares each entry's fingerprint with the index. Unchanged entries keep their keys and
-their verified near-duplicate pairs among themselves (a pair depends only on its two entries).
-Only changed and new entries are shingled and hashed, and only their band keys are joined
-against the stored band keys (unnested in DuckDB) to find new candidates, which are verified exactly.
-Exact-copy pairs are regrouped every night from the stored set keys (groups, not pairs). With no
+A night compares each entry's fingerprint with the index, in DuckDB: the unchanged entries never
+leave the store unless a changed one needs them. Unchanged entries keep their keys and their verified
+near-duplicate pairs among themselves (a pair depends only on its two entries). Only changed and new
+entries are shingled and hashed, and only their band keys are joined against the stored band keys
+(unnested in DuckDB) to find new candidates, which are verified exactly. The copy groups (same set
+key) that changed entries join or leave are regrouped, so a group crossing the star cap is paired
+again in its new shape; the exact pairs of other groups are kept. With no
 index, other knobs, or more than ``incremental_max_changed_share`` of the entries changed, the
 stage runs in full. Either way the pairs are those of the full computation (tested night by night),
 so the tables stay a pure function of the log, the decisions, the configuration and ``as_of``.
@@ -59,15 +61,25 @@ def params(cfg: CurationConfig) -> str:
 # unchanged entries never leave the store: a changed night reads only the texts it needs. (A DuckDB
 # whose hash differs finds every entry changed and runs the stage in full: the pairs are the same.)
 FINGERPRINT = "hash(norm_text, tags, first_written_at)"
-KNOWN_ENTRIES = f"""
+# Every entry and every index row, side by side: the entry's fingerprint, the set key the index holds
+# for it, whether it is an entry tonight (present), whether the index holds it (indexed), under this
+# night's knobs (same_knobs) and unchanged (kept: same fingerprint, same knobs). A temp table the incremental night reads
+# several times; only changed and new entries ever leave DuckDB, unchanged ones only where a changed
+# one needs them.
+NIGHT_ENTRIES = f"""
+create or replace temp table night_entries as
 with fingerprinted as (
-    select namespace, entry_id, first_written_at, tags, {FINGERPRINT} as fingerprint
+    select namespace, entry_id, first_written_at, {FINGERPRINT} as fingerprint
     from core.entries
 )
-select f.namespace, f.entry_id, f.first_written_at, f.tags, f.fingerprint, i.set_key
+select coalesce(f.namespace, i.namespace) as namespace, coalesce(f.entry_id, i.entry_id) as entry_id,
+    f.first_written_at, f.fingerprint, i.set_key,
+    f.entry_id is not null as present,
+    i.entry_id is not null as indexed,
+    coalesce(i.params = $p, false) as same_knobs,
+    coalesce(i.fingerprint = f.fingerprint and i.params = $p, false) as kept
 from fingerprinted as f
-left join core.near_duplicate_index as i
-    on i.namespace = f.namespace and i.entry_id = f.entry_id and i.fingerprint = f.fingerprint and i.params = $p
+full outer join core.near_duplicate_index as i on i.namespace = f.namespace and i.entry_id = f.entry_id
 """
 
 
@@ -99,13 +111,16 @@ def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
     Rewrites the index; the caller writes the pairs in the same transaction."""
     ensure_table(conn, NEAR_DUPLICATE_INDEX)
     knobs = params(cfg)
-    stored, stale_knobs = conn.execute("select count(*) filter (where params = $p), count(*) filter (where params <> $p) "
-                                       "from core.near_duplicate_index", {"p": knobs}).fetchone()
-    if stored and not stale_knobs:
-        known = clustering.ordered_docs(conn.execute(KNOWN_ENTRIES, {"p": knobs}).pl())
-        if known["set_key"].null_count() <= cfg.incremental_max_changed_share * max(known.height, 1):
-            return _incremental(conn, known, cfg, knobs), "incremental"
-        del known
+    if conn.execute("select count(*) from core.near_duplicate_index").fetchone()[0]:
+        conn.execute(NIGHT_ENTRIES, {"p": knobs})
+        try:
+            total, changed, stale_knobs = conn.execute(
+                "select count(*) filter (where present), count(*) filter (where present and not kept), "
+                "count(*) filter (where indexed and not same_knobs) from night_entries").fetchone()
+            if not stale_knobs and changed <= cfg.incremental_max_changed_share * max(total, 1):
+                return _incremental(conn, cfg, knobs), "incremental"
+        finally:
+            conn.execute("drop table if exists night_entries")
     return _full(conn, cfg, knobs), "full"
 
 
@@ -125,60 +140,97 @@ def _full(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str) -> p
     return pairs
 
 
-def _incremental(conn: duckdb.DuckDBPyConnection, known: pl.DataFrame, cfg: CurationConfig, knobs: str) -> pl.DataFrame:
-    unchanged = known.filter(pl.col("set_key").is_not_null())
-    fresh, vocabulary = clustering.with_text_keys(
-        with_texts(conn, known.filter(pl.col("set_key").is_null()).drop("set_key")), cfg)
+def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str) -> pl.DataFrame:
+    """The pairs of the full computation from the stored index and pairs (``night_entries`` marks the
+    entries the index holds unchanged). Only changed and new entries are shingled; the copy groups they
+    join or leave are regrouped; stored pairs between unchanged entries are kept, but for the exact
+    pairs of a regrouped copy group."""
+    fresh = conn.execute("select n.namespace, n.entry_id, n.first_written_at, n.fingerprint, e.tags, e.norm_text "
+                         "from night_entries as n inner join core.entries as e using (namespace, entry_id) "
+                         "where n.present and not n.kept").pl()
+    fresh, vocabulary = clustering.with_text_keys(fresh, cfg)
     hashed = fresh.filter(pl.col("shingles").list.len() > 0)
     hashed = hashed.with_columns(pl.Series("band_keys", clustering.band_keys_of(
         minhash.token_rows(hashed["shingles"], vocabulary), cfg)).cast(pl.List(pl.UInt64)))
-    fresh_bands = (hashed.select("doc", "namespace", "entry_id", "band_keys")
+    fresh_bands = (hashed.select("namespace", "entry_id", "band_keys")
                    .with_columns(pl.int_ranges(0, pl.col("band_keys").list.len(), dtype=pl.Int16).alias("band"))
                    .explode("band_keys", "band").rename({"band_keys": "key"}))
 
-    # the index keeps its unchanged entries (their band keys are the stored band index); changed ones are re-added
-    conn.register("kept", unchanged.select("namespace", "entry_id", "fingerprint").to_arrow())
+    # entries the index loses (changed or gone) leave their copy groups: those groups are regrouped, as
+    # are the groups changed and new entries join. (Every join below has a small side: with a million
+    # rows on each side, DuckDB's estimates for temp tables made in the stage's transaction planned
+    # cross products.)
+    conn.execute("create or replace temp table leaving as select namespace, entry_id, set_key from night_entries "
+                 "where indexed and not kept")
+    regrouped = pl.concat([conn.execute("select distinct namespace, set_key from leaving").pl(),
+                           fresh.select("namespace", "set_key")]).unique()
+    conn.execute("delete from core.near_duplicate_index as i where exists (select 1 from leaving as l "
+                 "where l.namespace = i.namespace and l.entry_id = i.entry_id)")
     conn.register("fresh_bands", fresh_bands.to_arrow())
+    conn.register("regrouped", regrouped.to_arrow())
     try:
-        conn.execute("delete from core.near_duplicate_index i where not exists (select 1 from kept k where "
-                     "k.namespace = i.namespace and k.entry_id = i.entry_id and k.fingerprint = i.fingerprint)")
-        old_partners = conn.execute(
+        # the unchanged entries sharing a band key with a changed one (their band keys are the stored band index)
+        partners = conn.execute(
             """with stored as (
                    select namespace, entry_id, unnest(band_keys) as key, unnest(range(len(band_keys)))::smallint as band
                    from core.near_duplicate_index where band_keys is not null
                )
-               select distinct f.doc as x, s.entry_id as partner, f.namespace from fresh_bands f
-               join stored s on s.namespace = f.namespace and s.band = f.band and s.key = f.key""").pl()
-        reused = conn.execute("select namespace, entry_a, entry_b, similarity from core.near_duplicate_pairs "
-                              "where method = 'minhash'").pl()
+               select distinct f.namespace, f.entry_id as x, s.entry_id as y from fresh_bands as f
+               inner join stored as s on s.namespace = f.namespace and s.band = f.band and s.key = f.key""").pl()
+        conn.register("partners", partners.to_arrow())
+        conn.execute("create or replace temp table regrouped_members as select namespace, entry_id from night_entries "
+                     "semi join regrouped using (namespace, set_key) where kept")
+        # the unchanged entries a changed one needs: members of regrouped copy groups and band partners
+        unchanged = conn.execute(
+            """with wanted as (
+                   select namespace, entry_id from regrouped_members
+                   union
+                   select namespace, y from partners
+               )
+               select n.namespace, n.entry_id, n.first_written_at, n.set_key, e.tags
+               from wanted inner join night_entries as n using (namespace, entry_id)
+               inner join core.entries as e using (namespace, entry_id)""").pl()
+        # stored pairs between unchanged entries stand, but for the exact pairs of a regrouped group
+        kept_pairs = conn.execute(
+            """with standing as (
+                   select p.* from core.near_duplicate_pairs as p
+                   anti join leaving as a on a.namespace = p.namespace and a.entry_id = p.entry_a
+                   anti join leaving as b on b.namespace = p.namespace and b.entry_id = p.entry_b
+               )
+               select namespace, entry_a, entry_b, similarity, method from standing where method = 'minhash'
+               union all
+               select namespace, entry_a, entry_b, similarity, method from standing as p
+               anti join regrouped_members as m on m.namespace = p.namespace and m.entry_id = p.entry_a
+               where method = 'exact'""").pl()
     finally:
-        conn.unregister("kept")
-        conn.unregister("fresh_bands")
+        for name in ("fresh_bands", "regrouped", "partners"):
+            conn.unregister(name)
+        for temp in ("leaving", "regrouped_members"):
+            conn.execute(f"drop table if exists {temp}")
 
-    docs = pl.concat([unchanged.select("doc", "namespace", "entry_id", "tags", "set_key"),
-                      fresh.select("doc", "namespace", "entry_id", "tags", "set_key")]).sort("doc")
-    exact, _ = clustering.exact_copy_pairs(docs)
-
-    ids = unchanged.select("namespace", pl.col("entry_id").alias("partner"), pl.col("doc").alias("y"))
-    with_old = old_partners.join(ids, on=["namespace", "partner"]).select("x", "y")
+    # the entries read here, numbered in write order (a pair's a is its older entry)
+    docs = clustering.ordered_docs(pl.concat([fresh.select(unchanged.columns), unchanged]))
+    fresh = fresh.join(docs.select("namespace", "entry_id", "doc"), on=["namespace", "entry_id"])
+    doc_of = docs.select("namespace", "entry_id", "doc")
+    exact, _ = clustering.exact_copy_pairs(docs.join(regrouped, on=["namespace", "set_key"], how="semi"))
+    with_old = (partners.join(doc_of.rename({"entry_id": "x", "doc": "dx"}), on=["namespace", "x"])
+                .join(doc_of.rename({"entry_id": "y", "doc": "dy"}), on=["namespace", "y"]).select("dx", "dy"))
     among_new = (fresh_bands.join(fresh_bands, on=["namespace", "band", "key"], suffix="_b")
-                 .filter(pl.col("doc") < pl.col("doc_b")).select(pl.col("doc").alias("x"), pl.col("doc_b").alias("y")))
+                 .filter(pl.col("entry_id") < pl.col("entry_id_b"))
+                 .join(doc_of.rename({"doc": "dx"}), on=["namespace", "entry_id"])
+                 .join(doc_of.rename({"entry_id": "entry_id_b", "doc": "dy"}), on=["namespace", "entry_id_b"])
+                 .select("dx", "dy"))
     candidates = (pl.concat([with_old, among_new])
-                  .select(pl.min_horizontal("x", "y").alias("a"), pl.max_horizontal("x", "y").alias("b")).unique())
+                  .select(pl.min_horizontal("dx", "dy").alias("a"), pl.max_horizontal("dx", "dy").alias("b")).unique())
     near = _verified(conn, candidates, docs, fresh, cfg)
-
-    by_id = unchanged.select("namespace", "entry_id", "doc")
-    kept_pairs = (reused.join(by_id.rename({"entry_id": "entry_a", "doc": "a"}), on=["namespace", "entry_a"])
-                  .join(by_id.rename({"entry_id": "entry_b", "doc": "b"}), on=["namespace", "entry_b"])
-                  .select(pl.min_horizontal("a", "b").alias("a"), pl.max_horizontal("a", "b").alias("b"), "similarity",
-                          pl.lit("minhash").alias("method")))
     involved = pl.concat([exact.select("a", "b"), near.select("a", "b")])
     texts = with_texts(conn, docs.join(pl.concat([involved["a"], involved["b"]]).unique().to_frame("doc"), on="doc"))
     new_pairs = clustering.compatible(pl.concat([exact, near]).unique(["a", "b"], keep="first"), texts)
-    pairs = pl.concat([new_pairs, kept_pairs]).unique(["a", "b"], keep="first")
-    result = clustering.with_entry_ids(pairs, docs).sort("a", "b").select(list(clustering._PAIR_SCHEMA))
+    result = pl.concat([clustering.with_entry_ids(new_pairs, docs).select(list(clustering._PAIR_SCHEMA)),
+                        kept_pairs.cast(clustering._PAIR_SCHEMA)])
 
-    _add_to_index(conn, fresh.join(hashed.select("doc", "band_keys"), on="doc", how="left"), knobs)
+    _add_to_index(conn, fresh.join(hashed.select("namespace", "entry_id", "band_keys"), on=["namespace", "entry_id"],
+                                   how="left"), knobs)
     return result
 
 

@@ -222,3 +222,37 @@ def test_clusters_stored_without_their_edges_are_clustered_again(conn):
     conn.execute("comment on table core.near_duplicate_clusters is 'written by something else'")
     assert not _reclustered(conn, as_of)
     _assert_full_clusters(conn)
+
+
+def test_copy_groups_that_grow_past_the_cap_or_shrink_back_are_regrouped(conn):
+    """A copy group of more than EXACT_GROUP_PAIR_CAP entries is paired as a star from its oldest copy:
+    copies arriving or leaving switch a group between the two shapes, and the incremental night
+    regroups it as the full computation does."""
+    day = FIRST + timedelta(days=8)
+    assert _night(conn, day) == "full"
+    as_of = as_of_for_night(day)
+    ns, entry = conn.execute("select namespace, entry_id from core.entries where len(norm_text) > 40 "
+                             "order by entry_id limit 1").fetchone()
+    cap = clustering.EXACT_GROUP_PAIR_CAP
+    conn.execute(f"""insert into core.entries select e.* replace (e.entry_id || '-copy-' || k as entry_id,
+                         e.first_written_at + to_minutes(k) as first_written_at)
+                     from core.entries as e, range({cap - 1}) as r(k) where namespace = ? and entry_id = ?""", [ns, entry])
+    assert _stage(conn, as_of) == "incremental"
+    _assert_full_pairs(conn)
+    full_group = conn.execute("select count(*) from core.near_duplicate_pairs where method = 'exact' and namespace = ? "
+                              "and entry_a like ? || '%' and entry_b like ? || '%'", [ns, entry, entry]).fetchone()[0]
+    assert full_group == cap * (cap - 1) // 2  # the whole group, pair by pair
+    conn.execute("insert into core.entries select * replace (entry_id || '-late' as entry_id, "
+                 "first_written_at + interval 30 day as first_written_at) from core.entries "
+                 "where namespace = ? and entry_id = ?", [ns, entry])
+    assert _stage(conn, as_of) == "incremental"
+    _assert_full_pairs(conn)
+    star = conn.execute("select count(*) from core.near_duplicate_pairs where method = 'exact' and namespace = ? "
+                        "and entry_a like ? || '%' and entry_b like ? || '%'", [ns, entry, entry]).fetchone()[0]
+    assert star == cap  # past the cap: a star from the oldest copy
+    # one copy gets another text and another is gone: the group shrinks back to the cap and is paired in full
+    conn.execute("update core.entries set norm_text = 'a wholly different note about kafka retention' "
+                 "where namespace = ? and entry_id = ?", [ns, f"{entry}-copy-3"])
+    conn.execute("delete from core.entries where namespace = ? and entry_id = ?", [ns, f"{entry}-copy-7"])
+    assert _stage(conn, as_of) == "incremental"
+    _assert_full_pairs(conn)
