@@ -403,11 +403,10 @@ def _clusters_of(conn: duckdb.DuckDBPyConnection, nodes: str) -> pl.DataFrame:
 
 
 def _cluster_all(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None:
-    # only entries with an edge can be in a cluster
-    conn.execute("create temp table affected_nodes as select namespace, entry_a as entry_id from edges_now "
-                 "union select namespace, entry_b from edges_now")
-    replace_table_from_frame(conn, NEAR_DUPLICATE_CLUSTERS, _clusters_of(conn, "affected_nodes"),
-                             "select *, $as_of as as_of from frame", {"as_of": as_of}, own_transaction=False)
+    entries = conn.execute("select namespace, entry_id, first_written_at from core.entries").pl()
+    found = clusters(entries, conn.execute("select * from edges_now").pl())
+    replace_table_from_frame(conn, NEAR_DUPLICATE_CLUSTERS, found, "select *, $as_of as as_of from frame",
+                             {"as_of": as_of}, own_transaction=False)
     replace_table(conn, CLUSTER_EDGES, "select * from edges_now", own_transaction=False)
 
 
