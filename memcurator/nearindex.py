@@ -166,8 +166,12 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
                            fresh.select("namespace", "set_key")]).unique()
     conn.execute("delete from core.near_duplicate_index as i where exists (select 1 from leaving as l "
                  "where l.namespace = i.namespace and l.entry_id = i.entry_id)")
-    conn.register("fresh_bands", fresh_bands.to_arrow())
-    conn.register("regrouped", regrouped.to_arrow())
+    # copied into DuckDB: a join may push a filter on the 64-bit keys into the scan of a registered Arrow
+    # frame, which DuckDB hands to pyarrow as a Python int, and keys past 2^63 overflow there
+    for name, frame in (("fresh_bands", fresh_bands), ("regrouped", regrouped)):
+        conn.register("frame", frame.to_arrow())
+        conn.execute(f"create or replace temp table {name} as select * from frame")
+        conn.unregister("frame")
     try:
         # the unchanged entries sharing a band key with a changed one (their band keys are the stored band index)
         partners = conn.execute(
@@ -203,9 +207,8 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
                anti join regrouped_members as m on m.namespace = p.namespace and m.entry_id = p.entry_a
                where method = 'exact'""").pl()
     finally:
-        for name in ("fresh_bands", "regrouped", "partners"):
-            conn.unregister(name)
-        for temp in ("leaving", "regrouped_members"):
+        conn.unregister("partners")
+        for temp in ("leaving", "regrouped_members", "fresh_bands", "regrouped"):
             conn.execute(f"drop table if exists {temp}")
 
     # the entries read here, numbered in write order (a pair's a is its older entry)
