@@ -393,15 +393,6 @@ def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: dateti
     return conn.execute("select count(*) from core.near_duplicate_clusters").fetchone()[0]
 
 
-def _clusters_of(conn: duckdb.DuckDBPyConnection, nodes: str) -> pl.DataFrame:
-    """The clusters of the entries of ``nodes`` (a table of namespace, entry_id closed under the edges)."""
-    entries = conn.execute(f"select e.namespace, e.entry_id, e.first_written_at from core.entries as e "
-                           f"semi join {nodes} using (namespace, entry_id)").pl()
-    edges = conn.execute(f"select * from edges_now as g semi join {nodes} as n "
-                         "on n.namespace = g.namespace and n.entry_id = g.entry_a").pl()
-    return clusters(entries, edges)
-
-
 def _cluster_all(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None:
     entries = conn.execute("select namespace, entry_id, first_written_at from core.entries").pl()
     found = clusters(entries, conn.execute("select * from edges_now").pl())
@@ -413,7 +404,12 @@ def _cluster_all(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None:
 def _recluster_changed(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None:
     conn.execute(f"create temp table changed_nodes as {_CHANGED_NODES}")
     conn.execute(f"create temp table affected_nodes as {_AFFECTED}")
-    found = _clusters_of(conn, "affected_nodes")
+    entries = conn.execute("select e.namespace, e.entry_id, e.first_written_at from core.entries as e "
+                           "semi join affected_nodes using (namespace, entry_id)").pl()
+    # an edge with one end in the set has the other there too
+    edges = conn.execute("select * from edges_now as g semi join affected_nodes as n "
+                         "on n.namespace = g.namespace and n.entry_id = g.entry_a").pl()
+    found = clusters(entries, edges)
     conn.execute("delete from core.near_duplicate_clusters as c where exists (select 1 from affected_nodes as n "
                  "where n.namespace = c.namespace and n.entry_id = c.entry_id)")
     conn.register("frame", found.to_arrow())

@@ -56,16 +56,15 @@ def params(cfg: CurationConfig) -> str:
     }, sort_keys=True)
 
 
-# Each entry with its fingerprint (a hash of what the stage reads of it) and, when the index holds
-# the same fingerprint under the same knobs, its stored set key. Hashed in DuckDB, so the texts of
-# unchanged entries never leave the store: a changed night reads only the texts it needs. (A DuckDB
-# whose hash differs finds every entry changed and runs the stage in full: the pairs are the same.)
+# What the stage reads of an entry, hashed in DuckDB, so the texts of unchanged entries never leave the
+# store. (A DuckDB whose hash differs finds every entry changed and runs the stage in full: the pairs
+# are the same.)
 FINGERPRINT = "hash(norm_text, tags, first_written_at)"
-# Every entry and every index row, side by side: the entry's fingerprint, the set key the index holds
+# Every entry and every index row side by side: the entry's fingerprint, the set key the index holds
 # for it, whether it is an entry tonight (present), whether the index holds it (indexed), under this
-# night's knobs (same_knobs) and unchanged (kept: same fingerprint, same knobs). A temp table the incremental night reads
-# several times; only changed and new entries ever leave DuckDB, unchanged ones only where a changed
-# one needs them.
+# night's knobs (same_knobs) and unchanged (kept: same fingerprint, same knobs). A temp table the
+# incremental night reads several times; only changed and new entries leave DuckDB, unchanged ones
+# only where a changed one needs them.
 NIGHT_ENTRIES = f"""
 create or replace temp table night_entries as
 with fingerprinted as (
