@@ -335,9 +335,7 @@ CLUSTER_EDGES = register(Table(
 # Entries a night re-clusters: the ends of every edge added, removed or re-scored since the stored
 # clusters were built, and every stored member whose first write moved or that is gone.
 _CHANGED_NODES = """
-with added as (select * from edges_now except select * from core.cluster_edges),
-removed as (select * from core.cluster_edges except select * from edges_now),
-diff as (select * from added union all select * from removed)
+with diff as (select * from edges_added union all select * from edges_removed)
 select namespace, entry_a as entry_id from diff
 union
 select namespace, entry_b from diff
@@ -388,7 +386,7 @@ def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: dateti
                 set_version(conn, CLUSTER_EDGES, version)
                 set_version(conn, NEAR_DUPLICATE_CLUSTERS, version)
     finally:
-        for temp in ("edges_now", "changed_nodes", "affected_nodes"):
+        for temp in ("edges_now", "edges_added", "edges_removed", "changed_nodes", "affected_nodes"):
             conn.execute(f"drop table if exists {temp}")
     return conn.execute("select count(*) from core.near_duplicate_clusters").fetchone()[0]
 
@@ -402,6 +400,10 @@ def _cluster_all(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None:
 
 
 def _recluster_changed(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None:
+    # the edges added, removed or re-scored since the stored clusters: read once, for the changed
+    # entries and to bring the stored edges up to date
+    conn.execute("create temp table edges_added as select * from edges_now except select * from core.cluster_edges")
+    conn.execute("create temp table edges_removed as select * from core.cluster_edges except select * from edges_now")
     conn.execute(f"create temp table changed_nodes as {_CHANGED_NODES}")
     conn.execute(f"create temp table affected_nodes as {_AFFECTED}")
     entries = conn.execute("select e.namespace, e.entry_id, e.first_written_at from core.entries as e "
@@ -419,10 +421,10 @@ def _recluster_changed(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None
     finally:
         conn.unregister("frame")
     conn.execute("update core.near_duplicate_clusters set as_of = $as_of", {"as_of": as_of})
-    conn.execute("delete from core.cluster_edges as g where not exists (select 1 from edges_now as n "
-                 "where n.namespace = g.namespace and n.entry_a = g.entry_a and n.entry_b = g.entry_b "
-                 "and n.similarity = g.similarity)")
-    conn.execute("insert into core.cluster_edges select * from edges_now except select * from core.cluster_edges")
+    conn.execute("delete from core.cluster_edges as g where exists (select 1 from edges_removed as r "
+                 "where r.namespace = g.namespace and r.entry_a = g.entry_a and r.entry_b = g.entry_b "
+                 "and r.similarity = g.similarity)")
+    conn.execute("insert into core.cluster_edges select * from edges_added")
 
 
 def build_principle_proposals(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
