@@ -33,7 +33,8 @@ from scipy.sparse.csgraph import connected_components
 from memcurator import minhash, sql, text
 from memcurator.config import CurationConfig
 from memcurator.frames import namespace_passes
-from memcurator.store import code_version, ensure_table, replace_table, replace_table_from_frame, set_version, transaction
+from memcurator.store import (code_version, ensure_table, registered, replace_table, replace_table_from_frame,
+                              set_version, transaction)
 from memcurator.tables import AS_OF, NS, C, Table, register
 
 EXACT_GROUP_PAIR_CAP = 200  # exact-copy groups larger than this get star edges from their oldest copy
@@ -414,12 +415,9 @@ def _recluster_changed(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None
     found = clusters(entries, edges)
     conn.execute("delete from core.near_duplicate_clusters as c where exists (select 1 from affected_nodes as n "
                  "where n.namespace = c.namespace and n.entry_id = c.entry_id)")
-    conn.register("frame", found.to_arrow())
-    try:
+    with registered(conn, frame=found):
         conn.execute(f"insert into core.near_duplicate_clusters select {NEAR_DUPLICATE_CLUSTERS.select_list('q')} "
                      "from (select *, $as_of as as_of from frame) q", {"as_of": as_of})
-    finally:
-        conn.unregister("frame")
     conn.execute("update core.near_duplicate_clusters set as_of = $as_of", {"as_of": as_of})
     conn.execute("delete from core.cluster_edges as g where exists (select 1 from edges_removed as r "
                  "where r.namespace = g.namespace and r.entry_a = g.entry_a and r.entry_b = g.entry_b "

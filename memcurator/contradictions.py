@@ -25,7 +25,8 @@ from scipy.sparse.csgraph import connected_components
 from memcurator import sql
 from memcurator.config import CurationConfig
 from memcurator.frames import namespace_passes
-from memcurator.store import code_version, ensure_table, replace_table, replace_table_from_frame, transaction
+from memcurator.store import (code_version, ensure_table, registered, replace_table, replace_table_from_frame,
+                              transaction)
 from memcurator.tables import AS_OF, NS, C, Table, register
 
 SUPERSEDE_LINKS = register(Table(
@@ -74,14 +75,9 @@ def build_supersede_links(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg:
     """Explicit and check-written supersede links, each accepted, trust-guarded, cycle-rejected or dangling."""
     candidates = conn.execute(sql.load("supersede_candidates")).pl()
     cycles = cycle_members(candidates.filter(pl.col("entry_exists") & pl.col("successor_exists")))
-    conn.register("cycle_nodes", cycles.to_arrow())
-    conn.register("link_candidates", candidates.to_arrow())
-    try:
+    with registered(conn, cycle_nodes=cycles, link_candidates=candidates):
         return replace_table(conn, SUPERSEDE_LINKS, sql.load("supersede_links"),
                              {"as_of": as_of, "ratio": cfg.trust_guard_ratio})
-    finally:
-        conn.unregister("cycle_nodes")
-        conn.unregister("link_candidates")
 
 
 CONTRADICTIONS = register(Table(
@@ -200,12 +196,9 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
 def _read_for(conn: duckdb.DuckDBPyConnection, pairs: pl.DataFrame, column: str) -> pl.DataFrame:
     """namespace, entry_id and ``column`` (an expression on core.entries as e) of the entries in some pair only."""
     ids = pl.concat([pairs.select("namespace", pl.col(side).alias("entry_id")) for side in ("entry_a", "entry_b")]).unique()
-    conn.register("paired_entries", ids.to_arrow())
-    try:
+    with registered(conn, paired_entries=ids):
         return conn.execute(f"select e.namespace, e.entry_id, {column} from core.entries as e "
                             "semi join paired_entries as p using (namespace, entry_id)").pl()
-    finally:
-        conn.unregister("paired_entries")
 
 
 JUDGED_PAIRS = register(Table(

@@ -28,7 +28,7 @@ import polars as pl
 
 from memcurator import clustering, minhash, text
 from memcurator.config import CurationConfig
-from memcurator.store import ensure_table, replace_table_from_frame, transaction
+from memcurator.store import ensure_table, registered, replace_table_from_frame, transaction
 from memcurator.tables import NS, C, Table, register
 
 NEAR_DUPLICATE_INDEX = register(Table(
@@ -84,12 +84,9 @@ full outer join core.near_duplicate_index as i on i.namespace = f.namespace and 
 
 def with_texts(conn: duckdb.DuckDBPyConnection, docs: pl.DataFrame) -> pl.DataFrame:
     """``docs`` (numbered entries) with their normalised texts, read for these entries only; sorted by doc."""
-    conn.register("wanted_docs", docs.select("doc", "namespace", "entry_id").to_arrow())
-    try:
+    with registered(conn, wanted_docs=docs.select("doc", "namespace", "entry_id")):
         texts = conn.execute("select w.doc, e.norm_text from wanted_docs as w "
                              "inner join core.entries as e using (namespace, entry_id)").pl()
-    finally:
-        conn.unregister("wanted_docs")
     return docs.join(texts, on="doc").sort("doc")
 
 
@@ -168,9 +165,8 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
     # copied into DuckDB: a join may push a filter on the 64-bit keys into the scan of a registered Arrow
     # frame, which DuckDB hands to pyarrow as a Python int, and keys past 2^63 overflow there
     for name, frame in (("fresh_bands", fresh_bands), ("regrouped", regrouped)):
-        conn.register("frame", frame.to_arrow())
-        conn.execute(f"create or replace temp table {name} as select * from frame")
-        conn.unregister("frame")
+        with registered(conn, frame=frame):
+            conn.execute(f"create or replace temp table {name} as select * from frame")
     try:
         # the unchanged entries sharing a band key with a changed one (their band keys are the stored band index)
         partners = conn.execute(
@@ -256,9 +252,6 @@ def _verified(conn: duckdb.DuckDBPyConnection, candidates: pl.DataFrame, docs: p
 
 
 def _add_to_index(conn: duckdb.DuckDBPyConnection, rows: pl.DataFrame, knobs: str) -> None:
-    conn.register("index_rows", rows.select("namespace", "entry_id", "fingerprint", "set_key", "band_keys").to_arrow())
-    try:
+    with registered(conn, index_rows=rows.select("namespace", "entry_id", "fingerprint", "set_key", "band_keys")):
         conn.execute(f"insert into core.near_duplicate_index select {NEAR_DUPLICATE_INDEX.select_list('q')} from "
                      "(select *, $p as params from index_rows) q", {"p": knobs})
-    finally:
-        conn.unregister("index_rows")

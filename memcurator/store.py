@@ -138,14 +138,23 @@ def refresh_table(conn: duckdb.DuckDBPyConnection, table: Table, query: str, par
     return conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
 
 
+@contextmanager
+def registered(conn: duckdb.DuckDBPyConnection, **frames) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Polars frames (or Arrow tables) readable by name in the block's queries, unregistered after it."""
+    for name, frame in frames.items():
+        conn.register(name, frame.to_arrow() if hasattr(frame, "to_arrow") else frame)
+    try:
+        yield conn
+    finally:
+        for name in frames:
+            conn.unregister(name)
+
+
 def replace_table_from_frame(conn: duckdb.DuckDBPyConnection, table: Table, frame, query: str,
                             params: dict | None = None, name: str = "frame", own_transaction: bool = True) -> int:
     """replace_table over a polars frame registered as ``name`` for the duration of the query."""
-    conn.register(name, frame.to_arrow())
-    try:
+    with registered(conn, **{name: frame}):
         return replace_table(conn, table, query, params, own_transaction)
-    finally:
-        conn.unregister(name)
 
 
 
