@@ -1,6 +1,7 @@
 -- One row per (namespace, entry_id): the latest write is the current version; provenance from all.
 -- $all = false folds only the entries in the temp table entry_scope (the builder's refold of the
--- entries whose writes changed, with every entry that supersedes one of them).
+-- entries whose writes changed, with every entry that supersedes one of them). $all = true folds the
+-- namespaces with hash(namespace) % $passes = $part (a full fold runs in passes to bound its memory).
 -- (union all and a left join rather than "$all or exists (...)": DuckDB planned that as a mark join
 -- costing 8 s of a 21 s full fold at 1M entries)
 -- The current version is found by an aggregate over the narrow columns (arg_max of the event id by
@@ -10,7 +11,7 @@
 -- at 10M entries (at 1M it needed 1 GB; this needs 420 MB). Rows are not sorted (a refold appends
 -- anyway); readers order by (namespace, entry_id).
 with writes as not materialized (
-    select * from core.memory_writes where $all
+    select * from core.memory_writes where $all and hash(namespace) % $passes = $part
     union all
     select w.* from core.memory_writes as w semi join entry_scope as x using (namespace, entry_id) where not $all
 ),

@@ -177,3 +177,21 @@ def test_only_entries_whose_writes_changed_are_folded_again_and_the_table_is_the
     assert _night(conn, datetime(2026, 11, 6)) and superseded_by() == "e4"
     assert row(conn, "core.entries", "e3", "text") is None
     assert conn.execute("select distinct as_of from core.entries").fetchall() == [(datetime(2026, 11, 6),)]
+
+
+def test_a_full_fold_in_passes_of_namespaces_is_the_fold_in_one_pass(conn, home, monkeypatch):
+    lines = []
+    for n in range(12):
+        ns = f"team-{n}"
+        lines += [write(f"advice {n}", entry_id="a", namespace=ns, ts="2026-11-01T10:00:00Z", agent_id="x"),
+                  write(f"advice {n} again", entry_id="a", namespace=ns, ts="2026-11-02T10:00:00Z", agent_id="y"),
+                  write(f"better advice {n}", entry_id="b", namespace=ns, ts="2026-11-03T10:00:00Z",
+                        data={"supersedes": "a", "reason": "newer"})]
+    build(conn, home, lines)
+    one_pass = _full_fold(conn, AS_OF)
+    monkeypatch.setattr(entries, "FOLD_PASS_WRITES", 7)  # 36 writes: 6 passes
+    passes = conn.execute("select count(distinct hash(namespace) % 6) from core.memory_writes").fetchone()[0]
+    assert passes > 3, "the namespaces spread over several passes"
+    assert _full_fold(conn, AS_OF) == one_pass
+    assert len(one_pass) == 24 and {r for r, in conn.execute(
+        "select superseded_by from core.entries where entry_id = 'a'").fetchall()} == {"b"}
