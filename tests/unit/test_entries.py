@@ -146,7 +146,9 @@ def _night(conn, as_of) -> list:
     entries.build_memory_writes(conn, as_of)
     entries.build_entries(conn, as_of)
     got = conn.execute("select * from core.entries order by all").fetchall()
+    sources = conn.execute("select * from core.entry_sources order by all").fetchall()
     assert got == _full_fold(conn, as_of), "the refold differs from a full fold"
+    assert sources == conn.execute("select * from core.entry_sources order by all").fetchall()
     return got
 
 
