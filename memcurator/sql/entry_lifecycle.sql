@@ -73,11 +73,14 @@ cluster_activity as (
 ),
 
 revivals as (
-    -- a re-statement (a new write) after a gap of max_idle_days without any activity
+    -- a re-statement (a new write) after a gap of max_idle_days without any activity; an entry with
+    -- one write and no recall has nothing before it (the window reads only the others' activity)
     select namespace, entry_id, max(ts) as revived_at
     from (
-        select *, lag(ts) over (partition by namespace, entry_id order by ts, is_write) as previous_ts
-        from activity
+        select a.*, lag(a.ts) over (partition by a.namespace, a.entry_id order by a.ts, a.is_write) as previous_ts
+        from activity as a
+        semi join usage as u
+            on u.namespace = a.namespace and u.entry_id = a.entry_id and u.version_count + u.recall_count > 1
     )
     where is_write and previous_ts is not null
       and (epoch(ts) - epoch(previous_ts)) / 86400.0 >= $max_idle_days
