@@ -451,6 +451,7 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
     # runs (10M, documented, not in CI) show how time and memory grow beyond it
     largest = max((r for r in results if r["entries"] <= TARGET_ENTRIES), key=lambda r: r["entries"], default=results[0])
     beyond = [r for r in results if r["entries"] > TARGET_ENTRIES]
+    out += (["", largest["note"]] if largest.get("note") else [])
     out += ["", f"Stages at {largest['entries']:,} entries (RSS after the stage; peak: the process's high-water mark "
                 "after it, so the stage where it rises set it):", "",
             f"| stage | wall s | CPU s | RSS MB | peak RSS MB{_mark(largest)} | entries/s |", "|---|---|---|---|---|---|"]
@@ -466,7 +467,8 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
                     f"{r['derivation_peak_rss_mb'] / largest['derivation_peak_rss_mb']:.1f}x the peak RSS."
                     + ("" if r.get("commit") == largest.get("commit") else
                        f" (Measured on other code, {r.get('commit', 'not recorded')} against "
-                       f"{largest.get('commit', 'not recorded')}: the ratios mix the growth with the changes between.)"),
+                       f"{largest.get('commit', 'not recorded')}: the ratios mix the growth with the changes between.)")
+                + (f" {r['note']}" if r.get("note") else ""),
                 "",
                 f"| stage | wall s | CPU s | RSS MB | peak RSS MB{_mark(r)} | x the {largest['entries']:,} run |",
                 "|---|---|---|---|---|---|"]

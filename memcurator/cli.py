@@ -534,6 +534,7 @@ def bench_command(entries: int = typer.Option(100_000, help="Entries (memory wri
                   recall_entries: int = typer.Option(0, help="Also time recall() on one namespace of this many entries."),
                   workdir: Path = typer.Option(Path("reports/bench-home"), help="Scratch home (emptied first)."),
                   repeat: int = typer.Option(1, min=1, help="Runs; the report gives their medians."),
+                  note: str = typer.Option("", help="What the report should say about the conditions of this run."),
                   out: Optional[Path] = typer.Option(None, "--out", help="Write the result as JSON here.")) -> None:
     """Time the nightly derivation stage by stage on a generated fleet, against a naive baseline."""
     import orjson
@@ -547,7 +548,7 @@ def bench_command(entries: int = typer.Option(100_000, help="Entries (memory wri
             console.print(f"run {number + 1} of {repeat}")
         runs.append(run_bench(workdir / "fleet", entries, namespaces, words, churn, baseline_entries=baseline_entries,
                               progress=console.print))
-    result = combine(runs)
+    result = combine(runs) | ({"note": note} if note else {})
     if recall_entries:
         result["recall"] = recall_latency(workdir / "recall", recall_entries)
         console.print(f"recall on a {recall_entries:,}-entry namespace, warm: p50 {result['recall']['p50_ms']} ms, "

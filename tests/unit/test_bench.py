@@ -65,6 +65,11 @@ def test_the_targets_are_read_at_a_million_entries_and_a_larger_run_is_documente
                             sized(1_000_000, 50, 0.08) | {"commit": "bbb2222"}], ["memcurator bench"], "plot.svg")
     assert "(Measured on other code, aaa1111 against bbb2222: the ratios mix the growth with the changes between.)" in mixed
     assert mixed.count("| bbb2222 |") == 1 and mixed.count("| aaa1111 |") == 1
+    # a run's note on its conditions follows its stages' heading
+    noted = bench.markdown([sized(10_000_000, 900, 0.5) | {"note": "Other work ran beside it."},
+                            sized(1_000_000, 50, 0.08) | {"note": "A quiet machine."}], ["memcurator bench"], "plot.svg")
+    assert "and 1.0x the peak RSS. Other work ran beside it.\n" in noted
+    assert "\nA quiet machine.\n\nStages at 1,000,000 entries" in noted
 
 
 def _own_peak() -> float:  # module level: the spawned process imports it by name
