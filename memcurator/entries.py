@@ -27,6 +27,13 @@ def _build(conn: duckdb.DuckDBPyConnection, table: Table, query_name: str, as_of
     return replace_table(conn, table, sql.load(query_name), {"as_of": as_of})
 
 
+def memory_writes_version() -> str:
+    """The version of the parse of writes (query, declaration, DuckDB's JSON functions). What is kept
+    per write event (an entry's fold, the rules' reading of its text) is kept under it too: the same
+    event parsed by other code may give another text."""
+    return code_version("memory_writes", sql.load("memory_writes"), MEMORY_WRITES.ddl(), duckdb.__version__)
+
+
 def build_memory_writes(conn, as_of: datetime, cfg=None) -> int:
     """Flattens each memory.write payload; derives the entry id from the content when not given.
 
@@ -35,8 +42,7 @@ def build_memory_writes(conn, as_of: datetime, cfg=None) -> int:
     not before ``as_of``, parses only the writes not in the table yet, and stamps ``as_of``; otherwise
     it rebuilds the table. A row depends only on its event, so both give the same table (tested)."""
     query = sql.load("memory_writes")
-    version = code_version("memory_writes", query, MEMORY_WRITES.ddl())
-    return refresh_table(conn, MEMORY_WRITES, query, {"as_of": as_of}, version,
+    return refresh_table(conn, MEMORY_WRITES, query, {"as_of": as_of}, memory_writes_version(),
                          "delete from core.memory_writes as p where p.ts >= $as_of "
                          "or not exists (select 1 from raw.events as e where e.event_id = p.event_id)")
 
@@ -61,7 +67,7 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
     every entry that supersedes one of those; the rest keep their rows. A full fold gives the same
     table (tested)."""
     query = sql.load("entries")
-    version = code_version("entries", query, ENTRIES.ddl(), duckdb.__version__)
+    version = code_version("entries", query, ENTRIES.ddl(), duckdb.__version__, memory_writes_version())
     for table in (ENTRIES, ENTRY_SOURCES):
         ensure_table(conn, table)
     stale, stored = conn.execute("select count(*) filter (where version <> $v), count(*) from core.entry_sources",

@@ -14,6 +14,7 @@ import duckdb
 
 from memcurator import sql
 from memcurator.config import CurationConfig
+from memcurator.entries import memory_writes_version
 from memcurator.store import code_version, refresh_table, replace_table
 from memcurator.tables import AS_OF, NS, C, Table, register
 
@@ -113,11 +114,11 @@ ENTRY_TEXT_FEATURES = register(Table(
 
 def refresh_entry_text_features(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> int:
     """Reads the features of current versions not read before; rows of removed entries or replaced
-    versions go. The version (query, declaration, patterns, DuckDB's version: its regular expressions) is
-    the table's comment: another rebuilds it."""
+    versions go. The version (query, declaration, patterns, DuckDB's version: its regular expressions;
+    the parse of the texts) is the table's comment: another rebuilds it."""
     query = sql.load("entry_text_features")
     version = code_version("entry_text_features", query, ENTRY_TEXT_FEATURES.ddl(), json.dumps(PATTERNS),
-                           duckdb.__version__)
+                           duckdb.__version__, memory_writes_version())
     return refresh_table(conn, ENTRY_TEXT_FEATURES, query, {"as_of": as_of, **PATTERNS}, version,
                          "delete from core.entry_text_features as f where not exists (select 1 from core.entries as e "
                          "where e.namespace = f.namespace and e.entry_id = f.entry_id and e.last_event_id = f.source_event_id)")

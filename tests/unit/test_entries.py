@@ -197,3 +197,22 @@ def test_a_full_fold_in_passes_of_namespaces_is_the_fold_in_one_pass(conn, home,
     assert _full_fold(conn, AS_OF) == one_pass
     assert len(one_pass) == 24 and {r for r, in conn.execute(
         "select superseded_by from core.entries where entry_id = 'a'").fetchall()} == {"b"}
+
+
+def test_another_parse_of_the_writes_is_folded_and_read_again(conn, home, monkeypatch):
+    from memcurator import lifecycle
+
+    build(conn, home, [write("always retry the ledger call twice", entry_id="e1", ts="2026-11-01T10:00:00Z")])
+    lifecycle.refresh_entry_text_features(conn, AS_OF)
+    chatter = lambda: conn.execute("select is_chatter from core.entry_text_features").fetchone()[0]  # noqa: E731
+    assert chatter() is False
+    original = entries.sql.load
+    # a parse that reads another text from the same events: the entry's fold and the rules' reading of
+    # its text (both kept per write event) follow it
+    monkeypatch.setattr(entries.sql, "load", lambda name: original(name).replace(
+        "select *, v[1] as text from writes", "select *, 'thanks' as text from writes"))
+    entries.build_memory_writes(conn, AS_OF)
+    entries.build_entries(conn, AS_OF)
+    lifecycle.refresh_entry_text_features(conn, AS_OF)
+    assert row(conn, "core.entries", "e1", "text") == ("thanks",)
+    assert chatter() is True
