@@ -24,6 +24,7 @@ from scipy.sparse.csgraph import connected_components
 
 from memcurator import sql
 from memcurator.config import CurationConfig
+from memcurator.entries import memory_writes_version
 from memcurator.frames import namespace_passes
 from memcurator.store import (code_version, ensure_table, registered, replace_table, replace_table_from_frame,
                               transaction)
@@ -158,19 +159,24 @@ def candidate_pairs(entries: pl.DataFrame, similar: pl.DataFrame) -> pl.DataFram
 def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
     """Declared conflicts (supersede links and their verdicts) plus pairs the judge detects among
     entries about the same subject; curator resolutions applied; the likely-current side named."""
-    entries = conn.execute("select namespace, entry_id, tags, first_written_at from core.entries").pl()
+    # an entry's text is its current version's (the write last_event_id names): read as a hash of that id
+    # with the rest (hashing the texts of every paired entry read them all: 1.0 s of a churn night at 1M)
+    entries = conn.execute("select namespace, entry_id, tags, first_written_at, hash(last_event_id) as version_hash "
+                           "from core.entries").pl()
     similar = conn.execute("select namespace, entry_a, entry_b from core.near_duplicate_pairs").pl()
     pairs = candidate_pairs(entries, similar)
     linked = conn.execute("select namespace, entry_id as entry_a, successor_id as entry_b from core.supersede_links").pl()
     pairs = pairs.join(linked, on=["namespace", "entry_a", "entry_b"], how="anti").join(
         linked.rename({"entry_a": "entry_b", "entry_b": "entry_a"}), on=["namespace", "entry_a", "entry_b"], how="anti")
-    # a pair is judged again only when one of its texts changed: the texts are hashed in the store, and
-    # only the pairs without a stored verdict read theirs
-    hashes = _read_for(conn, pairs, "hash(e.text) as text_hash")
-    pairs = (pairs.join(hashes.rename({"entry_id": "entry_a", "text_hash": "hash_a"}), on=["namespace", "entry_a"])
-             .join(hashes.rename({"entry_id": "entry_b", "text_hash": "hash_b"}), on=["namespace", "entry_b"])
+    # a pair is judged again only when one of its entries has another current version (or the writes are
+    # parsed by other code: the same write may then give another text); only the pairs without a stored
+    # verdict read their texts
+    hashes = entries.select("namespace", "entry_id", "version_hash")
+    pairs = (pairs.join(hashes.rename({"entry_id": "entry_a", "version_hash": "hash_a"}), on=["namespace", "entry_a"])
+             .join(hashes.rename({"entry_id": "entry_b", "version_hash": "hash_b"}), on=["namespace", "entry_b"])
              .with_columns(pl.concat_str([pl.col("hash_a").cast(pl.String), pl.col("hash_b").cast(pl.String),
-                                          pl.col("same_subject").cast(pl.String)], separator="\x1f")
+                                          pl.col("same_subject").cast(pl.String), pl.lit(memory_writes_version())],
+                                         separator="\x1f")
                            .hash().alias("pair_hash"))
              .drop("hash_a", "hash_b"))
     judge_version = _judge_version(cfg)
@@ -203,13 +209,13 @@ def _read_for(conn: duckdb.DuckDBPyConnection, pairs: pl.DataFrame, column: str)
 
 JUDGED_PAIRS = register(Table(
     "core", "judged_pairs",
-    "One row per candidate pair the judge read: its verdict, kept while both texts stay the same so a "
-    "night judges only new or changed pairs.",
+    "One row per candidate pair the judge read: its verdict, kept while both entries keep their current "
+    "versions so a night judges only new or changed pairs.",
     (
         NS,
         C("entry_a", "VARCHAR", "The older entry.", False),
         C("entry_b", "VARCHAR", "The newer entry.", False),
-        C("pair_hash", "UBIGINT", "Hash of both texts and whether they share a subject key.", False),
+        C("pair_hash", "UBIGINT", "Hash of both entries' current versions (their write ids, and the version of the parse of writes) and whether they share a subject key.", False),
         C("detector", "VARCHAR", "The conflict found (negation, value, antonym, change or the chat judge), or null."),
         C("evidence", "VARCHAR", "Why the pair conflicts."),
         C("confidence", "DOUBLE", "The judge's confidence."),

@@ -146,6 +146,12 @@ def test_a_night_judges_only_new_or_changed_pairs(conn, home, monkeypatch):
     assert judged == [0, 1]
     assert conn.execute("select count(*) from core.contradictions").fetchone() == (0,)
     assert conn.execute("select detector from core.judged_pairs").fetchall() == [(None,)]
+    # the writes parsed by other code (the same write ids may give other texts): judged again
+    original = contradictions.sql.load
+    monkeypatch.setattr(contradictions.sql, "load", lambda name: "-- another parse\n" + original(name)
+                        if name == "memory_writes" else original(name))
+    derive_night(conn, AS_OF, CFG)
+    assert judged == [0, 1, 1]
 
 
 def test_another_judge_version_judges_everything_again(conn, home, monkeypatch):
