@@ -97,8 +97,8 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
 
 
 # Writes folded per pass of a full fold. The fold's aggregate (lists and distinct counts per entry)
-# does not spill: at 1M entries (1.2M writes) it needs 400 MB, and the first night of a 10M-entry store
-# ran out of the 2.5 GB memory limit in one pass.
+# does not spill: at 1M entries (1M writes) it needs 400 MB, and the first night of a 10M-entry store
+# ran out of the 2.5 GB memory limit in one pass (in passes it fits: docs/performance.md).
 FOLD_PASS_WRITES = 2_000_000
 
 
