@@ -392,7 +392,7 @@ def _scaling_svg(points: list[tuple[int, float]], width: int = 520, height: int 
 REUSE = ("Reused from the previous night: core.memory_writes keeps the writes it has flattened, core.entries "
          "refolds only entries whose writes changed (core.entry_sources), the near-duplicate stage keeps keys and "
          "pairs of unchanged entries (memcurator/nearindex.py), the generality and lifecycle rules read each text once "
-         "(core.entry_text_features), the contradiction judge reads only pairs whose texts changed "
+         "(core.entry_text_features), the contradiction judge reads only pairs with an entry in a new version "
          "(core.judged_pairs), the clusters re-cluster only components whose edges changed (core.cluster_edges); "
          "the other stages derive everything again.")
 
