@@ -176,19 +176,19 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
                )
                select distinct f.namespace, f.entry_id as x, s.entry_id as y from fresh_bands as f
                inner join stored as s on s.namespace = f.namespace and s.band = f.band and s.key = f.key""").pl()
-        conn.register("partners", partners.to_arrow())
         conn.execute("create or replace temp table regrouped_members as select namespace, entry_id from night_entries "
                      "semi join regrouped using (namespace, set_key) where kept")
         # the unchanged entries a changed one needs: members of regrouped copy groups and band partners
-        unchanged = conn.execute(
-            """with wanted as (
-                   select namespace, entry_id from regrouped_members
-                   union
-                   select namespace, y from partners
-               )
-               select n.namespace, n.entry_id, n.first_written_at, n.set_key, e.tags
-               from wanted inner join night_entries as n using (namespace, entry_id)
-               inner join core.entries as e using (namespace, entry_id)""").pl()
+        with registered(conn, partners=partners):
+            unchanged = conn.execute(
+                """with wanted as (
+                       select namespace, entry_id from regrouped_members
+                       union
+                       select namespace, y from partners
+                   )
+                   select n.namespace, n.entry_id, n.first_written_at, n.set_key, e.tags
+                   from wanted inner join night_entries as n using (namespace, entry_id)
+                   inner join core.entries as e using (namespace, entry_id)""").pl()
         # stored pairs between unchanged entries stand, but for the exact pairs of a regrouped group
         kept_pairs = conn.execute(
             """with standing as (
@@ -202,7 +202,6 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
                anti join regrouped_members as m on m.namespace = p.namespace and m.entry_id = p.entry_a
                where method = 'exact'""").pl()
     finally:
-        conn.unregister("partners")
         for temp in ("leaving", "regrouped_members", "fresh_bands", "regrouped"):
             conn.execute(f"drop table if exists {temp}")
 

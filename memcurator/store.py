@@ -24,11 +24,10 @@ SCHEMAS = ("raw", "core", "mart", "analyst")
 
 MEMORY_LIMIT_ENV = "MEMCURATOR_DUCKDB_MEMORY_LIMIT"
 # DuckDB's own default is 80 % of RAM; beyond the limit it spills what it can to disk (not every
-# operator can: the entry fold's aggregate does not, so a full fold runs in passes). 2.5 GB
-# leaves room for the polars frames of a stage within a 4 GB process at 1M entries (4 GB: the fold
-# peaked at 4.3 GB RSS;
-# 3 GB: the contradiction stage peaked at 3.8-4.0 GB after the changes of 2026-12-02, cause not pinned
-# down; 2.5 GB: 3.4 GB, the stages as fast within the machine's noise)
+# operator can: the entry fold's aggregate does not, so a full fold runs in passes). 2.5 GB leaves
+# room for the polars frames of a stage within a 4 GB process at 1M entries (4 GB: the fold peaked at
+# 4.3 GB RSS; 3 GB: the contradiction stage peaked at 3.8-4.0 GB after the changes of 2026-12-02, cause
+# not pinned down; 2.5 GB: 3.4 GB, the stages as fast within the machine's noise)
 DEFAULT_MEMORY_LIMIT = "2.5GB"
 
 
