@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import json
 from datetime import datetime
 
 import duckdb
@@ -30,7 +31,7 @@ import polars as pl
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from memcurator import minhash, sql, text
+from memcurator import changes, minhash, sql, text
 from memcurator.config import CurationConfig
 from memcurator.frames import namespace_passes
 from memcurator.store import (code_version, ensure_table, registered, replace_table, replace_table_from_frame,
@@ -382,10 +383,12 @@ def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: dateti
         with transaction(conn):
             if stored:
                 _recluster_changed(conn, as_of)
+                changes.record(conn, NEAR_DUPLICATE_CLUSTERS.qualified, version, as_of, {}, "select * from affected_nodes")
             else:
                 _cluster_all(conn, as_of)
                 set_version(conn, CLUSTER_EDGES, version)
                 set_version(conn, NEAR_DUPLICATE_CLUSTERS, version)
+                changes.record(conn, NEAR_DUPLICATE_CLUSTERS.qualified, version, as_of, {}, None)
     finally:
         for temp in ("edges_now", "edges_added", "edges_removed", "changed_nodes", "affected_nodes"):
             conn.execute(f"drop table if exists {temp}")
@@ -427,11 +430,17 @@ def _recluster_changed(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None
 
 def build_principle_proposals(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
     """One proposal per cluster of at least min_principle_members, with the curator's latest decision."""
-    return replace_table(conn, PRINCIPLE_PROPOSALS, sql.load("principle_proposals"),
-                         {"as_of": as_of, "min_members": cfg.min_principle_members})
+    return changes.replace_recording(conn, PRINCIPLE_PROPOSALS, sql.load("principle_proposals"),
+                                     {"as_of": as_of, "min_members": cfg.min_principle_members},
+                                     "select namespace, unnest(members) as entry_id from changed_rows "
+                                     "union all select namespace, principle_id from changed_rows")
 
 
 def build_entry_importance(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
     """Declared importance times the redundancy penalty of each compatible similar later write."""
-    return replace_table(conn, ENTRY_IMPORTANCE, sql.load("entry_importance"),
-                         {"as_of": as_of, "penalty": cfg.redundancy_penalty, "threshold": cfg.near_duplicate_threshold})
+    query = sql.load("entry_importance")
+    params = {"as_of": as_of, "penalty": cfg.redundancy_penalty, "threshold": cfg.near_duplicate_threshold}
+    version = code_version("entry_importance", query, ENTRY_IMPORTANCE.ddl(), duckdb.__version__,
+                           json.dumps({k: v for k, v in params.items() if k != "as_of"}))
+    return changes.refresh_entries(conn, ENTRY_IMPORTANCE, query, params, version,
+                                   ["core.entries", NEAR_DUPLICATE_PAIRS.qualified, "core.contradictions"])

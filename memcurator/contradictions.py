@@ -22,12 +22,11 @@ import Stemmer
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from memcurator import sql
+from memcurator import changes, sql
 from memcurator.config import CurationConfig
 from memcurator.entries import memory_writes_version
 from memcurator.frames import namespace_passes
-from memcurator.store import (code_version, ensure_table, registered, replace_table, replace_table_from_frame,
-                              transaction)
+from memcurator.store import code_version, ensure_table, registered, replace_table, transaction
 from memcurator.tables import AS_OF, NS, C, Table, register
 
 SUPERSEDE_LINKS = register(Table(
@@ -77,8 +76,10 @@ def build_supersede_links(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg:
     candidates = conn.execute(sql.load("supersede_candidates")).pl()
     cycles = cycle_members(candidates.filter(pl.col("entry_exists") & pl.col("successor_exists")))
     with registered(conn, cycle_nodes=cycles, link_candidates=candidates):
-        return replace_table(conn, SUPERSEDE_LINKS, sql.load("supersede_links"),
-                             {"as_of": as_of, "ratio": cfg.trust_guard_ratio})
+        return changes.replace_recording(conn, SUPERSEDE_LINKS, sql.load("supersede_links"),
+                                         {"as_of": as_of, "ratio": cfg.trust_guard_ratio},
+                                         "select namespace, entry_id from changed_rows "
+                                         "union all select namespace, successor_id from changed_rows")
 
 
 CONTRADICTIONS = register(Table(
@@ -205,8 +206,9 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
                      "(select *, $judge as judge, $as_of as as_of from new_verdicts) q",
                      {"judge": judge_version, "as_of": as_of})
         conn.execute("update core.judged_pairs set as_of = $as_of", {"as_of": as_of})
-        return replace_table_from_frame(conn, CONTRADICTIONS, detected, sql.load("contradictions"), {"as_of": as_of},
-                                        name="detected_pairs", own_transaction=False)
+        with registered(conn, detected_pairs=detected):
+            return changes.replace_recording(conn, CONTRADICTIONS, sql.load("contradictions"), {"as_of": as_of},
+                                             changes.PAIR_KEYS, own_transaction=False)
 
 
 def _read_for(conn: duckdb.DuckDBPyConnection, pairs: pl.DataFrame, column: str) -> pl.DataFrame:

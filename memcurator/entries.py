@@ -11,7 +11,7 @@ from datetime import date, datetime, time, timedelta
 
 import duckdb
 
-from memcurator import sql
+from memcurator import changes, sql
 from memcurator.store import code_version, ensure_table, refresh_table, replace_table, transaction
 from memcurator.tables import (AS_OF, CHECKS, ENTRIES, ENTRY, ENTRY_USAGE, MEMORY_WRITES, NS, RECALL_RESULTS, RUNS,
                                C, Table, register)
@@ -42,9 +42,12 @@ def build_memory_writes(conn, as_of: datetime, cfg=None) -> int:
     not before ``as_of``, parses only the writes not in the table yet, and stamps ``as_of``; otherwise
     it rebuilds the table. A row depends only on its event, so both give the same table (tested)."""
     query = sql.load("memory_writes")
-    return refresh_table(conn, MEMORY_WRITES, query, {"as_of": as_of}, memory_writes_version(),
-                         "delete from core.memory_writes as p where p.ts >= $as_of "
-                         "or not exists (select 1 from raw.events as e where e.event_id = p.event_id)")
+    return refresh_table(conn, MEMORY_WRITES, query, {"as_of": as_of}, memory_writes_version(), KEPT_EVENT_GONE,
+                         changes.recorder(conn, MEMORY_WRITES, memory_writes_version(), as_of))
+
+
+# The rows of a per-event table that a night drops: events not before as_of, or no longer in the log.
+KEPT_EVENT_GONE = "p.ts >= $as_of or not exists (select 1 from raw.events as e where e.event_id = p.event_id)"
 
 
 ENTRY_SOURCES = register(Table(
@@ -82,6 +85,7 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
             if stale or not stored:
                 _fold_all(conn, query, as_of)
                 replace_table(conn, ENTRY_SOURCES, sources, {"v": version, "as_of": as_of}, own_transaction=False)
+                changes.record(conn, ENTRIES.qualified, version, as_of, {}, None)
             else:
                 _refold_changed(conn, query, as_of)
                 # only the refolded entries' hashes change (rewriting all of them was 0.5 s a night at 1M)
@@ -90,6 +94,7 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
                 conn.execute(f"insert into core.entry_sources select {ENTRY_SOURCES.select_list('q')} from ({sources}) q "
                              "semi join entry_refold as r using (namespace, entry_id)", {"v": version, "as_of": as_of})
                 conn.execute("update core.entry_sources set as_of = $as_of", {"as_of": as_of})
+                changes.record(conn, ENTRIES.qualified, version, as_of, {}, "select * from entry_refold")
     finally:
         for temp in ("entry_sources_now", "entry_refold", "entry_scope"):
             conn.execute(f"drop table if exists {temp}")
@@ -142,13 +147,21 @@ def _refold_changed(conn, query: str, as_of: datetime) -> None:
 
 
 def build_recall_results(conn, as_of: datetime, cfg=None) -> int:
-    """Unnests the results of each memory.recall event."""
-    return _build(conn, RECALL_RESULTS, "recall_results", as_of)
+    """Unnests the results of each memory.recall event, parsing only events not in the table yet (as
+    core.memory_writes does)."""
+    return _refresh_per_event(conn, RECALL_RESULTS, "recall_results", as_of)
 
 
 def build_checks(conn, as_of: datetime, cfg=None) -> int:
-    """Flattens each memory.check event."""
-    return _build(conn, CHECKS, "checks", as_of)
+    """Flattens each memory.check event, parsing only events not in the table yet."""
+    return _refresh_per_event(conn, CHECKS, "checks", as_of)
+
+
+def _refresh_per_event(conn, table: Table, query_name: str, as_of: datetime) -> int:
+    query = sql.load(query_name)
+    version = code_version(query_name, query, table.ddl(), duckdb.__version__)
+    return refresh_table(conn, table, query, {"as_of": as_of}, version, KEPT_EVENT_GONE,
+                         changes.recorder(conn, table, version, as_of))
 
 
 def build_runs(conn, as_of: datetime, cfg=None) -> int:
@@ -157,5 +170,9 @@ def build_runs(conn, as_of: datetime, cfg=None) -> int:
 
 
 def build_entry_usage(conn, as_of: datetime, cfg=None) -> int:
-    """Recalls, injections and checks per entry; only passing checks count as proof."""
-    return _build(conn, ENTRY_USAGE, "entry_usage", as_of)
+    """Recalls, injections and checks per entry; only passing checks count as proof. Derived again only
+    for the entries whose writes, recalls or checks changed (changes.refresh_entries)."""
+    query = sql.load("entry_usage")
+    return changes.refresh_entries(conn, ENTRY_USAGE, query, {"as_of": as_of},
+                                   code_version("entry_usage", query, ENTRY_USAGE.ddl(), duckdb.__version__),
+                                   [ENTRIES.qualified, RECALL_RESULTS.qualified, CHECKS.qualified])

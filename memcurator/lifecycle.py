@@ -12,7 +12,7 @@ from datetime import datetime
 
 import duckdb
 
-from memcurator import sql
+from memcurator import changes, sql
 from memcurator.config import CurationConfig
 from memcurator.entries import memory_writes_version
 from memcurator.store import code_version, refresh_table, replace_table
@@ -46,10 +46,14 @@ ENTRY_LIFECYCLE = register(Table(
         C("importance", "DOUBLE", "Effective importance (missing means 1.0).", False),
         C("idle_days", "DOUBLE", "Days since the last write or recall.", False),
         C("age_days", "DOUBLE", "Days since the last write.", False),
+        C("last_written_at", "TIMESTAMP", "Latest write of the entry.", False),
+        C("last_activity_at", "TIMESTAMP", "Latest write, recall or near-duplicate re-statement (idle_days counts from it).", False),
         C("successor_id", "VARCHAR", "Accepted successor when superseded."),
         C("revived_at", "TIMESTAMP", "Latest re-statement after an archivable idle gap."),
         C("flagged_for_review", "BOOLEAN", "Written by an agent whose trust fell below the threshold.", False),
         C("review_reason", "VARCHAR", "Why it is flagged."),
+        C("recall_observed", "BOOLEAN", "Its namespace records recalls (idleness counts as evidence only there).", False),
+        C("next_change_at", "TIMESTAMP", "When a date rule could next move it without new input (null: never); the rules run again for it then."),
         AS_OF,
     ),
     key=("namespace", "entry_id"),
@@ -120,24 +124,72 @@ def refresh_entry_text_features(conn: duckdb.DuckDBPyConnection, as_of: datetime
     version = code_version("entry_text_features", query, ENTRY_TEXT_FEATURES.ddl(), json.dumps(PATTERNS),
                            duckdb.__version__, memory_writes_version())
     return refresh_table(conn, ENTRY_TEXT_FEATURES, query, {"as_of": as_of, **PATTERNS}, version,
-                         "delete from core.entry_text_features as f where not exists (select 1 from core.entries as e "
-                         "where e.namespace = f.namespace and e.entry_id = f.entry_id and e.last_event_id = f.source_event_id)")
+                         "not exists (select 1 from core.entries as e where e.namespace = p.namespace "
+                         "and e.entry_id = p.entry_id and e.last_event_id = p.source_event_id)",
+                         changes.recorder(conn, ENTRY_TEXT_FEATURES, version, as_of))
 
 
 def build_entry_generality(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:
     """Declared generality, or the documented rule: class base, imperative phrasing, specifics, reuse.
     Refreshes core.entry_text_features (which the lifecycle rules read too) first."""
     refresh_entry_text_features(conn, as_of)
-    return replace_table(conn, ENTRY_GENERALITY, sql.load("entry_generality"), {"as_of": as_of})
+    query = sql.load("entry_generality")
+    return changes.refresh_entries(conn, ENTRY_GENERALITY, query, {"as_of": as_of},
+                                   code_version("entry_generality", query, ENTRY_GENERALITY.ddl(), duckdb.__version__),
+                                   ["core.entries", "core.entry_usage", ENTRY_TEXT_FEATURES.qualified])
 
 
 def build_agent_trust(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:
     """Trust per agent from the checks of the entries it wrote (Laplace-smoothed pass rate)."""
-    return replace_table(conn, AGENT_TRUST, sql.load("agent_trust"), {"as_of": as_of})
+    return changes.replace_recording(conn, AGENT_TRUST, sql.load("agent_trust"), {"as_of": as_of},
+                                     "select w.namespace, w.entry_id from core.memory_writes as w "
+                                     "semi join changed_rows as c using (namespace, agent_id)")
+
+
+LIFECYCLE_INPUTS = ["core.entries", "core.entry_usage", "core.entry_importance", "core.entry_text_features",
+                    "core.entry_generality", "core.memory_writes", "core.recall_results", "core.near_duplicate_clusters",
+                    "core.near_duplicate_pairs", "core.supersede_links", "core.agent_trust", "core.principle_proposals",
+                    "core.contradictions"]
+
+# Entries whose rows move with another's change or with the date, derived again beside the changed ones.
+LIFECYCLE_SCOPE = """
+    -- every member of a cluster one of whose members changed (the cluster's writes revive them all)
+    select c.namespace, c.entry_id from core.near_duplicate_clusters as c
+    semi join (select namespace, cluster_id from core.near_duplicate_clusters semi join input_changes
+               using (namespace, entry_id)) as k using (namespace, cluster_id)
+    union all
+    -- every case record of a namespace where one changed (they are capped by count, newest first)
+    select namespace, entry_id from core.entries
+    where class = 'episodic' and namespace in (
+        select i.namespace from input_changes as i
+        left join core.entries as n using (namespace, entry_id)
+        left join core.entry_lifecycle as o using (namespace, entry_id)
+        where n.class = 'episodic' or o.class = 'episodic')
+    union all
+    -- every entry of a namespace that began or ceased to record recalls
+    select namespace, entry_id from core.entries
+    where namespace in ((select namespace from core.recall_results
+                         except select namespace from core.entry_lifecycle where recall_observed)
+                        union (select namespace from core.entry_lifecycle where recall_observed
+                               except select namespace from core.recall_results))
+    union all
+    -- entries a date rule may move tonight
+    select namespace, entry_id from core.entry_lifecycle where next_change_at <= $as_of::timestamp + interval 1 minute
+"""
 
 
 def build_entry_lifecycle(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
-    """Admission, expiry by class, decay (idle AND narrow), retention, revival, trust flags."""
+    """Admission, expiry by class, decay (idle AND narrow), retention, revival, trust flags. The rules run
+    again only for the entries whose inputs changed, the clusters and namespaces that moves, and those
+    a date rule reaches tonight (changes.refresh_entries); the days counted to the night are set for all."""
     params = lifecycle_params(cfg, as_of)
-    query = sql.load("entry_lifecycle")
-    return replace_table(conn, ENTRY_LIFECYCLE, query, {k: v for k, v in params.items() if f"${k}" in query})
+    query, dated = sql.load("entry_lifecycle"), sql.load("entry_lifecycle_dated")
+    version = code_version("entry_lifecycle", query, dated, LIFECYCLE_SCOPE, ENTRY_LIFECYCLE.ddl(), duckdb.__version__,
+                           json.dumps({k: v for k, v in params.items() if k != "as_of"}, sort_keys=True))
+    # a change of a row is a change of anything but the night's date and what counts days to it
+    compare = ", ".join("case when rule in ('session_material_idle', 'decay') then '' else reason end as reason"
+                        if c == "reason" else c for c in ENTRY_LIFECYCLE.column_names
+                        if c not in ("as_of", "idle_days", "age_days"))
+    return changes.refresh_entries(conn, ENTRY_LIFECYCLE, query, params, version, LIFECYCLE_INPUTS,
+                                   scope=LIFECYCLE_SCOPE, after=[s for s in dated.split(";") if s.strip()],
+                                   compare=compare)

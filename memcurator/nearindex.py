@@ -26,9 +26,9 @@ from datetime import datetime
 import duckdb
 import polars as pl
 
-from memcurator import clustering, minhash, text
+from memcurator import changes, clustering, minhash, text
 from memcurator.config import CurationConfig
-from memcurator.store import ensure_table, registered, replace_table_from_frame, transaction
+from memcurator.store import ensure_table, registered, transaction
 from memcurator.tables import NS, C, Table, register
 
 NEAR_DUPLICATE_INDEX = register(Table(
@@ -95,10 +95,11 @@ def build_near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime,
     previous night's work on unchanged entries. The pairs and the index change together."""
     with transaction(conn):
         pairs, _ = near_duplicate_pairs(conn, as_of, cfg)
-        return replace_table_from_frame(conn, clustering.NEAR_DUPLICATE_PAIRS, pairs,
-                                        "select *, $threshold as threshold, $as_of as as_of from frame",
-                                        {"threshold": cfg.near_duplicate_threshold, "as_of": as_of},
-                                        own_transaction=False)
+        with registered(conn, frame=pairs):
+            return changes.replace_recording(conn, clustering.NEAR_DUPLICATE_PAIRS,
+                                             "select *, $threshold as threshold, $as_of as as_of from frame",
+                                             {"threshold": cfg.near_duplicate_threshold, "as_of": as_of},
+                                             changes.PAIR_KEYS, own_transaction=False)
 
 
 def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> tuple[pl.DataFrame, str]:

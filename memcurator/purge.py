@@ -35,7 +35,7 @@ from pathlib import Path
 import duckdb
 import orjson
 
-from memcurator import ingest, store
+from memcurator import changes, ingest, store
 from memcurator.config import CurationConfig
 from memcurator.home import Home
 from memcurator.night import derive_night
@@ -198,6 +198,8 @@ def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig =
         if last is not None:
             derive_night(conn, last, cfg)
             receipt.rederived_as_of = last.isoformat()
+        # what the night changed names the purged entries; the next night derives everything instead
+        changes.forget(conn)
     _compact(home.store)
     if home.published.exists():
         store.publish(home.store, home.published)

@@ -7,13 +7,14 @@ recalled within recent_boost_days, warm_boost within warm_boost_days, else 0). D
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 import duckdb
 
-from memcurator import sql
+from memcurator import changes, sql
 from memcurator.config import CurationConfig
-from memcurator.store import replace_table, table_exists, transaction
+from memcurator.store import code_version, replace_table, table_exists, transaction
 from memcurator.tables import AS_OF, NS, C, Table, register
 
 ENTRY_SCORES = register(Table(
@@ -91,8 +92,33 @@ def score_params(cfg: CurationConfig, as_of: datetime) -> dict:
 
 
 def build_entry_scores(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
-    """score = generality x w_generality + min(proven, proven_cap) + recency boost of use."""
-    return replace_table(conn, ENTRY_SCORES, sql.load("entry_scores"), score_params(cfg, as_of))
+    """score = generality x w_generality + min(proven, proven_cap) + recency boost of use. Derived again
+    only for the entries and principles whose inputs changed, or whose boost a day count moves tonight."""
+    params = score_params(cfg, as_of)
+    query = sql.load("entry_scores")
+    version = code_version("entry_scores", query, SCORE_SCOPE, ENTRY_SCORES.ddl(), duckdb.__version__,
+                           json.dumps({k: v for k, v in params.items() if k != "as_of"}, sort_keys=True))
+    return changes.refresh_entries(conn, ENTRY_SCORES, query, params, version,
+                                   ["core.entry_lifecycle", "core.entry_usage", "core.principle_proposals"],
+                                   scope=SCORE_SCOPE)
+
+
+# Entries and principles whose recency boost a day count may have moved since the night last derived
+# ($since): the last recall crossed recent_boost_days or warm_boost_days ago (a minute either side, for
+# the rounding of the day count).
+SCORE_SCOPE = """
+    with recalled as (
+        select namespace, entry_id, last_recalled_at from core.entry_usage where last_recalled_at is not null
+        union all
+        select namespace, principle_id, last_recalled_at from core.principle_proposals
+        where status = 'approved' and last_recalled_at is not null
+    )
+    select namespace, entry_id from recalled
+    where last_recalled_at + to_days($recent_boost_days)
+              between $since::timestamp - interval 1 minute and $as_of::timestamp + interval 1 minute
+       or last_recalled_at + to_days($warm_boost_days)
+              between $since::timestamp - interval 1 minute and $as_of::timestamp + interval 1 minute
+"""
 
 
 def build_recall_view(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:

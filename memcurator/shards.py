@@ -28,7 +28,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from memcurator import night as nightly
-from memcurator import ranking, store
+from memcurator import changes, ranking, store
 from memcurator.config import CurationConfig
 from memcurator.entries import as_of_for_night
 from memcurator.ingest import ensure_raw_tables
@@ -178,6 +178,7 @@ def merge(conn: duckdb.DuckDBPyConnection, root: ShardRoot, night: str, shards: 
           as_of: datetime | None = None) -> dict[str, int]:
     """Replace each derived table in the store with the union of the shards' rows; returns row counts."""
     as_of = as_of or as_of_for_night(night)
+    changes.forget(conn)  # the store's tables are no longer what their stages last wrote
     counts = {}
     for table in derived_tables():
         parts = [root.read(f"{root.folder(night, shards, key)}/{table.qualified}.parquet")

@@ -19,7 +19,7 @@ import duckdb
 
 from memcurator.tables import Table
 
-SCHEMAS = ("raw", "core", "mart", "analyst")
+SCHEMAS = ("raw", "core", "mart", "analyst", "work")
 
 
 MEMORY_LIMIT_ENV = "MEMCURATOR_DUCKDB_MEMORY_LIMIT"
@@ -51,6 +51,12 @@ def connect(path: Path | str, read_only: bool = False) -> Iterator[duckdb.DuckDB
         yield conn
     finally:
         conn.close()
+
+
+def params_used(statement: str, params: dict) -> dict:
+    """The parameters a statement names ($name): DuckDB refuses those it does not."""
+    names = set(re.findall(r"\$(\w+)", statement))
+    return {k: v for k, v in params.items() if k in names}
 
 
 def code_version(name: str, *parts: str) -> str:
@@ -118,22 +124,35 @@ def set_version(conn: duckdb.DuckDBPyConnection, table: Table, version: str) -> 
 
 
 def refresh_table(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, version: str,
-                  stale: str) -> int:
+                  stale: str, record=None) -> int:
     """Keep a table's rows across nights. When the table was built under ``version`` (its comment),
-    delete the rows the ``stale`` statement names, insert the rows of ``query`` (which must skip rows
-    still there) and stamp ``as_of``, in one transaction; otherwise rebuild it from ``query``."""
+    delete the rows the ``stale`` condition (on alias p) names, insert the rows of ``query`` (which must
+    skip rows still there) and stamp ``as_of``, in one transaction; otherwise rebuild it from ``query``.
+    ``record``, when given, is called in the transaction with a query of the (namespace, entry_id) of
+    the rows deleted or inserted, or with None after a rebuild."""
     ensure_table(conn, table)
     same = conn.execute("select comment = $v from duckdb_tables() where schema_name = $s and table_name = $t",
                         {"v": version, "s": table.schema, "t": table.name}).fetchone()[0]
-    used = lambda statement: {k: v for k, v in params.items() if f"${k}" in statement}  # noqa: E731
+    used = lambda statement: params_used(statement, params)  # noqa: E731
     if not same:
-        count = replace_table(conn, table, query, used(query))  # the query sees the new, empty table
-        set_version(conn, table, version)
+        with transaction(conn):
+            count = replace_table(conn, table, query, used(query), own_transaction=False)  # the query sees the new, empty table
+            set_version(conn, table, version)
+            if record:
+                record(None)
         return count
     with transaction(conn):
-        conn.execute(stale, used(stale))
-        conn.execute(f"insert into {table.qualified} select {table.select_list('q')} from ({query}) q", used(query))
+        conn.execute(f"create or replace temp table refresh_gone as select p.rowid as row_id, p.namespace, p.entry_id "
+                     f"from {table.qualified} as p where {stale}", used(stale))
+        conn.execute(f"delete from {table.qualified} where rowid in (select row_id from refresh_gone)")
+        conn.execute(f"create or replace temp table refresh_new as select {table.select_list('q')} from ({query}) q",
+                     used(query))
+        conn.execute(f"insert into {table.qualified} select * from refresh_new")
         conn.execute(f"update {table.qualified} set as_of = $as_of", {"as_of": params["as_of"]})
+        if record:
+            record("select namespace, entry_id from refresh_gone union all select namespace, entry_id from refresh_new")
+        conn.execute("drop table refresh_gone")
+        conn.execute("drop table refresh_new")
     return conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
 
 

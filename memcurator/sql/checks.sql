@@ -1,4 +1,5 @@
--- One row per memory.check event with ts < $as_of.
+-- One row per memory.check event with ts < $as_of. Checks already in core.checks are not parsed again
+-- (the builder keeps the table only when this query built it).
 select
     event_id,
     namespace,
@@ -10,5 +11,6 @@ select
     data::json ->> '$.corrected_by' as corrected_by,
     $as_of as as_of
 from raw.events
+anti join core.checks using (event_id)
 where type = 'memory.check' and ts < $as_of
 order by ts, event_id

@@ -1,8 +1,15 @@
 -- One row per entry: effective generality 0-3 (declared, or derived by the rule in docs/curation.md).
-with features as (
+-- With $all false, only the entries in the temp table stage_scope (changes.refresh_entries).
+with scoped_entries as not materialized (
+    select * from core.entries where $all
+    union all
+    select * from core.entries semi join stage_scope using (namespace, entry_id) where not $all
+),
+
+features as (
     select e.namespace, e.entry_id, e.class, e.generality, e.distinct_runs, u.distinct_recall_runs,
         t.is_imperative, t.specifics
-    from core.entries as e
+    from scoped_entries as e
     inner join core.entry_usage as u using (namespace, entry_id)
     inner join core.entry_text_features as t using (namespace, entry_id)
 )

@@ -1,15 +1,30 @@
 -- One row per entry: declared importance (missing = 1.0) times the redundancy penalty. Each verified
 -- near-duplicate written later lowers the older entry by $penalty x (0.8 + 0.4 x (s - t) / (1 - t)):
 -- about 10 % at the threshold t, about 14 % for an exact copy. Pairs detected as contradictory are
--- not "compatible" and do not count.
-with conflicting as (
+-- not "compatible" and do not count. With $all false, only the entries in the temp table stage_scope
+-- (changes.refresh_entries).
+with scoped_entries as not materialized (
+    select * from core.entries where $all
+    union all
+    select * from core.entries semi join stage_scope using (namespace, entry_id) where not $all
+),
+
+scoped_pairs as not materialized (
+    select * from core.near_duplicate_pairs where $all
+    union all
+    select p.* from core.near_duplicate_pairs as p
+    semi join stage_scope as s on s.namespace = p.namespace and s.entry_id = p.entry_a
+    where not $all
+),
+
+conflicting as (
     select namespace, least(entry_a, entry_b) as lo, greatest(entry_a, entry_b) as hi
     from core.contradictions
 ),
 
 compatible as (
     select p.*
-    from core.near_duplicate_pairs as p
+    from scoped_pairs as p
     anti join conflicting as k
         on k.namespace = p.namespace and k.lo = least(p.entry_a, p.entry_b) and k.hi = greatest(p.entry_a, p.entry_b)
 ),
@@ -34,5 +49,5 @@ select
     coalesce(p.penalty_factor, 1.0) as penalty_factor,
     coalesce(e.importance, 1.0) * coalesce(p.penalty_factor, 1.0) as importance,
     $as_of as as_of
-from core.entries as e
+from scoped_entries as e
 left join penalties as p using (namespace, entry_id)

@@ -4,12 +4,28 @@
 -- > expired (validity, operational TTL) > held (admission) > case/archived
 -- (episodic) > archived (decay; retention) > reverify > active. Held material idle past
 -- max_idle_days is archived like any narrow entry.
-with usage as (
+-- With $all false, only the entries in the temp table stage_scope (changes.refresh_entries; the
+-- builder adds whole clusters and namespaces where one entry's change moves the others' rows).
+-- idle_days, age_days and the reasons that quote them follow from the night's date alone: they are
+-- set for every row after it is written (entry_lifecycle_dated.sql), and left empty here.
+with scoped_entries as not materialized (
+    select * from core.entries where $all
+    union all
+    select * from core.entries semi join stage_scope using (namespace, entry_id) where not $all
+),
+
+scoped_writes as not materialized (
+    select * from core.memory_writes where $all
+    union all
+    select * from core.memory_writes semi join stage_scope using (namespace, entry_id) where not $all
+),
+
+usage as (
     select
         e.*,
         u.recall_count, u.last_recalled_at, u.distinct_recall_runs, u.proven_count,
         u.failed_assertions, u.last_check_status, u.last_verified_at
-    from core.entries as e
+    from scoped_entries as e
     inner join core.entry_usage as u using (namespace, entry_id)
 ),
 
@@ -31,7 +47,13 @@ curated as (
 restated as (
     -- an identical (same shingle set) write came later: the newest copy carries the statement
     select namespace, entry_a as entry_id, arg_max(entry_b, entry_b) as restated_by, count(*) as later_copies
-    from core.near_duplicate_pairs
+    from (
+        select * from core.near_duplicate_pairs where $all
+        union all
+        select p.* from core.near_duplicate_pairs as p
+        semi join stage_scope as s on s.namespace = p.namespace and s.entry_id = p.entry_a
+        where not $all
+    )
     where method = 'exact'
     group by namespace, entry_a
 ),
@@ -49,15 +71,24 @@ successor as (
 
 activity as (
     -- own writes and recalls (a near-duplicate's writes count through cluster_activity)
-    select namespace, entry_id, ts, true as is_write from core.memory_writes
+    select namespace, entry_id, ts, true as is_write from scoped_writes
     union all
-    select namespace, entry_id, ts, false as is_write from core.recall_results
+    select namespace, entry_id, ts, false as is_write from core.recall_results where $all
+    union all
+    select namespace, entry_id, ts, false from core.recall_results semi join stage_scope using (namespace, entry_id)
+    where not $all
 ),
 
 cluster_writes as (
     select c.namespace, c.cluster_id, w.ts,
         lag(w.ts) over (partition by c.namespace, c.cluster_id order by w.ts) as previous_ts
-    from core.near_duplicate_clusters as c
+    from (  -- whole clusters: those with a member in scope
+        select * from core.near_duplicate_clusters where $all
+        union all
+        select * from core.near_duplicate_clusters
+        where not $all and (namespace, cluster_id) in (
+            select (namespace, cluster_id) from core.near_duplicate_clusters semi join stage_scope using (namespace, entry_id))
+    ) as c
     inner join core.memory_writes as w using (namespace, entry_id)
 ),
 
@@ -101,7 +132,7 @@ observed as (
 
 writer_trust as (
     select w.namespace, w.entry_id, w.agent_id, t.trust as agent_trust
-    from core.memory_writes as w
+    from scoped_writes as w
     inner join core.agent_trust as t using (namespace, agent_id)
     qualify row_number() over (partition by w.namespace, w.entry_id order by w.ts desc, w.event_id desc) = 1
 ),
@@ -151,8 +182,12 @@ episodic_rank as (
     -- and generality row, so these are the ranks among the joined rows.
     select namespace, entry_id,
         row_number() over (partition by namespace order by last_written_at desc, entry_id) as recency_rank
-    from core.entries
-    where class = 'episodic'
+    from (
+        select * from core.entries where class = 'episodic' and $all
+        union all
+        select * from core.entries
+        where class = 'episodic' and not $all and namespace in (select namespace from stage_scope)
+    )
 ),
 
 timing as (
@@ -242,13 +277,12 @@ select
         when 'admission' then 'held as session material: fails '
             || array_to_string(list_filter(['durable', 'reusable', 'changes an answer'],
                  (q, i) -> [is_durable, is_reusable, changes_an_answer][i] = false), ', ')
-        when 'session_material_idle' then 'session material not recalled for ' || floor(idle_days)::int || ' days'
+        when 'session_material_idle' then ''  -- quotes idle_days: entry_lifecycle_dated.sql
         when 'case_too_old' then 'case record older than ' || $case_max_age_days || ' days'
         when 'case_low_trust' then 'case record with trust ' || trust || ' < ' || $case_min_trust
         when 'case_over_count' then 'more than ' || $case_max_count || ' newer case records'
         when 'episodic_class' then 'episodic record: readable as a case, not recalled'
-        when 'decay' then 'not recalled for ' || floor(idle_days)::int || ' days and generality '
-            || round(effective_generality, 2) || ' < ' || $min_generality
+        when 'decay' then ''  -- quotes idle_days: entry_lifecycle_dated.sql
         when 'retention_old_and_unimportant' then 'older than ' || $max_idle_days || ' days and importance '
             || round(effective_importance, 2) || ' < ' || $noise_floor
         when 'reverify_age' then 'not verified for ' || $reverify_after_days || ' days: re-verify'
@@ -276,6 +310,8 @@ select
     effective_importance as importance,
     idle_days,
     age_days,
+    last_written_at,
+    last_activity_at,
     coalesce(successor_id, principle_id, case when resolution = 'replace' then kept end, restated_by) as successor_id,
     case when effective_generality < $min_generality then revived_at end as revived_at,
     coalesce(agent_trust < $trust_review_threshold, false) as flagged_for_review,
@@ -283,5 +319,16 @@ select
         then 'written by ' || writer_agent || ', whose trust fell to ' || round(agent_trust, 2)
              || ' < ' || $trust_review_threshold
     end as review_reason,
+    recall_observed,
+    -- the earliest time after this night (less a minute, for the rounding of the day counts above) at
+    -- which one of the date rules could move the entry: it is derived again then
+    list_min(list_filter([
+        valid_until,
+        last_written_at + to_days($operational_ttl_days),
+        last_activity_at + to_days($max_idle_days),
+        last_written_at + to_days($case_max_age_days),
+        last_written_at + to_days($max_idle_days),
+        coalesce(last_verified_at, last_written_at) + to_days($reverify_after_days)
+    ], t -> t > $as_of::timestamp - interval 1 minute)) as next_change_at,
     $as_of as as_of
 from decided

@@ -1,16 +1,25 @@
 -- One row per entry and per approved principle: score = generality x $w_generality
 -- + min(proven, $proven_cap) + recency boost. Recency is of use (last recall), never of the note:
 -- age belongs to the note, truth to the fact. A principle counts its members' proof and recalls.
-with inputs as (
+-- With $all false, only the entries and principles in the temp table stage_scope
+-- (changes.refresh_entries).
+with scoped_lifecycle as not materialized (
+    select * from core.entry_lifecycle where $all
+    union all
+    select * from core.entry_lifecycle semi join stage_scope using (namespace, entry_id) where not $all
+),
+
+inputs as (
     select l.namespace, l.entry_id, l.generality, u.proven_count, u.last_recalled_at
-    from core.entry_lifecycle as l
+    from scoped_lifecycle as l
     inner join core.entry_usage as u using (namespace, entry_id)
 
     union all
 
-    select namespace, principle_id, generality, proven_count, last_recalled_at
-    from core.principle_proposals
-    where status = 'approved'
+    select p.namespace, p.principle_id, p.generality, p.proven_count, p.last_recalled_at
+    from core.principle_proposals as p
+    where p.status = 'approved'
+      and ($all or exists (select 1 from stage_scope as s where s.namespace = p.namespace and s.entry_id = p.principle_id))
 ),
 
 timed as (

@@ -1,5 +1,24 @@
--- One row per entry in core.entries: how it was recalled and checked before $as_of.
-with recalled as (
+-- One row per entry in core.entries: how it was recalled and checked before $as_of. With $all false,
+-- only the entries in the temp table stage_scope (changes.refresh_entries).
+with scoped_entries as not materialized (
+    select namespace, entry_id from core.entries where $all
+    union all
+    select namespace, entry_id from core.entries semi join stage_scope using (namespace, entry_id) where not $all
+),
+
+scoped_recalls as not materialized (
+    select * from core.recall_results where $all
+    union all
+    select * from core.recall_results semi join stage_scope using (namespace, entry_id) where not $all
+),
+
+scoped_checks as not materialized (
+    select * from core.checks where $all
+    union all
+    select * from core.checks semi join stage_scope using (namespace, entry_id) where not $all
+),
+
+recalled as (
     select
         namespace,
         entry_id,
@@ -8,7 +27,7 @@ with recalled as (
         count(*) filter (where injected) as injected_count,
         max(ts) filter (where injected) as last_injected_at,
         count(distinct run_id) as distinct_recall_runs
-    from core.recall_results
+    from scoped_recalls
     group by namespace, entry_id
 ),
 
@@ -22,7 +41,7 @@ checked as (
         max(ts) filter (where status = 'pass') as last_verified_at,
         max(ts) filter (where status = 'fail' and error_class = 'assertion') as last_failed_assertion_at,
         arg_max(status, (ts, event_id)) filter (where error_class is distinct from 'transient') as last_check_status
-    from core.checks
+    from scoped_checks
     group by namespace, entry_id
 )
 
@@ -41,6 +60,6 @@ select
     c.last_failed_assertion_at,
     c.last_check_status,
     $as_of as as_of
-from core.entries as e
+from scoped_entries as e
 left join recalled as r using (namespace, entry_id)
 left join checked as c using (namespace, entry_id)

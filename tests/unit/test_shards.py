@@ -55,6 +55,22 @@ def test_sharded_night_gives_the_embedded_tables(fleet, count):
     assert table_hashes(home.store) == table_hashes(full.store)
 
 
+def test_a_merge_forgets_what_the_stages_last_changed(fleet):
+    """The merged tables are not what the stages last wrote: the next night derives them in full."""
+    work, full = fleet
+    home = Home.from_env(work / "forget").ensure()
+    shutil.copyfile(full.store, home.store)
+    root, key = shards.ShardRoot(str(work / "forget-root")), NIGHT.isoformat()
+    with store.connect(home.store) as conn:
+        assert conn.execute("select count(*) from work.refreshes").fetchone()[0] > 0
+        shards.split(conn, root, key, 2)
+    for shard in shards.shard_keys(2):
+        shards.derive(root, key, 2, shard)
+    with store.connect(home.store) as conn:
+        shards.merge(conn, root, key, 2)
+        assert conn.execute("select count(*) from work.refreshes").fetchone()[0] == 0
+
+
 def test_the_next_sharded_night_reuses_what_the_store_carried(fleet, monkeypatch):
     """Each shard reads back its slice of the flattened writes, the near-duplicate index, the judge's
     verdicts, ... with their versions; its tables are those of the embedded store's next night."""

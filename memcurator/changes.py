@@ -1,0 +1,208 @@
+"""What a night changed, per table, so the stages after it derive again only the entries concerned.
+
+A table kept this way has one row in work.refreshes: a generation id for its rows, the generation it
+was refreshed from, whether that refresh derived everything, and the generation of each input it
+read. work.changes holds the entries (namespace, entry_id) whose rows its last refresh changed
+(deleted, added or altered). A stage derives again only the entries its inputs changed when each
+input's last refresh started from the generation the stage read (or the input has not been refreshed
+since); otherwise, or under another version of its code, it derives everything. Either way it gives
+the same rows (tested). The work schema is bookkeeping that depends on which nights ran before; the
+derived tables do not.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+import duckdb
+
+from memcurator.store import ensure_table, params_used, replace_table, set_version, transaction
+from memcurator.tables import NS, C, Table, register
+
+REFRESHES = register(Table(
+    "work", "refreshes",
+    "One row per table kept incrementally: the generation of its rows and what they were derived from.",
+    (
+        C("table_name", "VARCHAR", "The table (schema.name).", False),
+        C("generation", "VARCHAR", "Id of this refresh of the table's rows.", False),
+        C("previous_generation", "VARCHAR", "Generation the refresh started from (null: none)."),
+        C("derived_all", "BOOLEAN", "The refresh derived every row (its changes are not listed).", False),
+        C("version", "VARCHAR", "Version of the code and settings that derived the rows.", False),
+        C("inputs", "VARCHAR", "JSON object: the generation of each input table read.", False),
+        C("as_of", "TIMESTAMP", "The night the rows were derived for.", False),
+    ),
+    key=("table_name",),
+))
+
+CHANGES = register(Table(
+    "work", "changes",
+    "One row per entry whose rows a table's last refresh deleted, added or altered (none after a refresh that derived all).",
+    (
+        C("table_name", "VARCHAR", "The table (schema.name).", False),
+        NS, C("entry_id", "VARCHAR", "The entry (or principle id, for tables keyed by one).", False),
+    ),
+    key=("table_name", "namespace", "entry_id"),
+))
+
+
+@dataclass(frozen=True)
+class Refresh:
+    generation: str
+    previous_generation: str | None
+    derived_all: bool
+    version: str
+    inputs: dict[str, str]
+    as_of: datetime
+
+
+def last_refresh(conn: duckdb.DuckDBPyConnection, table: str) -> Refresh | None:
+    row = conn.execute("select generation, previous_generation, derived_all, version, inputs, as_of from work.refreshes "
+                       "where table_name = ?", [table]).fetchone()
+    return None if row is None else Refresh(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5])
+
+
+def ensure(conn: duckdb.DuckDBPyConnection) -> None:
+    for table in (REFRESHES, CHANGES):
+        ensure_table(conn, table)
+
+
+def forget(conn: duckdb.DuckDBPyConnection) -> None:
+    """Drop the bookkeeping: the next night derives every tracked table in full (after the derived
+    tables were written by something other than their stages, such as a merge of shards)."""
+    ensure(conn)
+    conn.execute("delete from work.refreshes")
+    conn.execute("delete from work.changes")
+
+
+def record(conn: duckdb.DuckDBPyConnection, table: str, version: str, as_of: datetime,
+           inputs: dict[str, str], changed: str | None, params: dict | None = None) -> None:
+    """Record a refresh of ``table``: ``changed`` is a query of the (namespace, entry_id) it changed,
+    None when it derived everything. Call it in the refresh's transaction."""
+    ensure(conn)
+    before = last_refresh(conn, table)
+    conn.execute("delete from work.changes where table_name = ?", [table])
+    if changed is not None:
+        conn.execute(f"insert into work.changes select distinct $t, namespace, entry_id from ({changed}) "
+                     "where entry_id is not null", {"t": table, **(params or {})})
+    conn.execute("delete from work.refreshes where table_name = ?", [table])
+    conn.execute("insert into work.refreshes values (?, ?, ?, ?, ?, ?, ?)",
+                 [table, uuid.uuid4().hex, before.generation if before else None, changed is None, version,
+                  json.dumps(inputs, sort_keys=True), as_of])
+
+
+def recorder(conn: duckdb.DuckDBPyConnection, table: Table, version: str, as_of: datetime):
+    """The ``record`` callback of store.refresh_table for ``table``."""
+    return lambda changed: record(conn, table.qualified, version, as_of, {}, changed)
+
+
+def generations(conn: duckdb.DuckDBPyConnection, inputs: list[str]) -> dict[str, str | None]:
+    ensure(conn)
+    return {t: (r.generation if (r := last_refresh(conn, t)) else None) for t in inputs}
+
+
+def input_changes(conn: duckdb.DuckDBPyConnection, table: str, version: str, inputs: list[str],
+                  as_of: datetime) -> tuple[dict[str, str | None], Refresh | None]:
+    """The inputs' generations now, and the table's last refresh when the table can be refreshed from
+    it: same version, an earlier or the same night, and every input either unchanged since or refreshed
+    once since from the generation read (then its changes are in the temp table input_changes)."""
+    now = generations(conn, inputs)
+    conn.execute("create or replace temp table input_changes (namespace varchar, entry_id varchar)")
+    before = last_refresh(conn, table)
+    if before is None or before.version != version or before.as_of > as_of or any(g is None for g in now.values()):
+        return now, None
+    moved = [t for t in inputs if now[t] != before.inputs.get(t)]
+    for t in moved:
+        r = last_refresh(conn, t)
+        if r.derived_all or r.previous_generation is None or r.previous_generation != before.inputs.get(t):
+            return now, None
+    if moved:
+        conn.execute("insert into input_changes select distinct namespace, entry_id from work.changes "
+                     "where table_name in (select unnest($t))", {"t": moved})
+    return now, before
+
+
+def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, version: str,
+                    inputs: list[str], scope: str = "", after: list[str] = (), compare: str = "") -> int:
+    """Keep a per-entry table by deriving again only the entries whose inputs changed.
+
+    ``query`` derives every row when $all is true, and otherwise only the rows of the entries in the
+    temp table stage_scope. The scope is what the inputs changed (temp table input_changes) together
+    with ``scope``'s rows (a query that may read input_changes and $since, the night last derived;
+    for entries whose rows depend on others' or on the night's date). The statements of ``after`` run
+    after the rows are written either way (to set what depends on $as_of for every row). ``compare`` lists the columns
+    that count as a change of a row (default: all but as_of)."""
+    ensure_table(conn, table)
+    used = lambda statement, extra={}: params_used(statement, {**params, **extra})  # noqa: E731,B006
+    now, before = input_changes(conn, table.qualified, version, inputs, params["as_of"])
+    cols = compare or ", ".join(c for c in table.column_names if c != "as_of")
+    conn.execute("create or replace temp table stage_scope (namespace varchar, entry_id varchar)")
+    try:
+        with transaction(conn):
+            if before is None:
+                count = replace_table(conn, table, query, used(query, {"all": True}), own_transaction=False)
+                for statement in after:
+                    conn.execute(statement, used(statement))
+                set_version(conn, table, version)
+                record(conn, table.qualified, version, params["as_of"], now, None)
+                return count
+            conn.execute("insert into stage_scope select * from input_changes")
+            if scope:
+                conn.execute(f"insert into stage_scope {scope}", used(scope, {"since": before.as_of}))
+            conn.execute("create or replace temp table stage_scope as select distinct * from stage_scope")
+            conn.execute(f"create or replace temp table stage_old as select * from {table.qualified} "
+                         "semi join stage_scope using (namespace, entry_id)")
+            conn.execute(f"create or replace temp table stage_rows as select {table.select_list('q')} "
+                         f"from ({query}) q", used(query, {"all": False}))
+            conn.execute(f"delete from {table.qualified} as t where exists (select 1 from stage_scope as s "
+                         "where s.namespace = t.namespace and s.entry_id = t.entry_id)")
+            conn.execute(f"insert into {table.qualified} select * from stage_rows")
+            conn.execute(f"update {table.qualified} set as_of = $as_of", {"as_of": params["as_of"]})
+            for statement in after:
+                conn.execute(statement, used(statement))
+            new = f"select {cols} from {table.qualified} semi join stage_scope using (namespace, entry_id)"
+            record(conn, table.qualified, version, params["as_of"], now,
+                   f"select namespace, entry_id from ({new} except select {cols} from stage_old) "
+                   f"union all select namespace, entry_id from (select {cols} from stage_old except {new})")
+    finally:
+        for temp in ("stage_scope", "stage_old", "stage_rows", "input_changes"):
+            conn.execute(f"drop table if exists {temp}")
+    return conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
+
+
+# The entries of changed rows of a table of pairs (entry_a, entry_b).
+PAIR_KEYS = ("select namespace, entry_a as entry_id from changed_rows "
+             "union all select namespace, entry_b from changed_rows")
+
+
+def replace_recording(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict | None, keys: str,
+                      version: str = "", own_transaction: bool = True) -> int:
+    """replace_table that records which entries' rows changed, for the stages that read the table:
+    ``keys`` is a query over the temp table changed_rows (the rows added or gone, all columns but
+    as_of) giving (namespace, entry_id). The first refresh of a table records a full one."""
+    ensure_table(conn, table)
+    cols = ", ".join(c for c in table.column_names if c != "as_of")
+    if own_transaction:
+        conn.execute("BEGIN TRANSACTION")
+    try:
+        conn.execute(f"create or replace temp table stage_rows as select {table.select_list('q')} from ({query}) q",
+                     params or {})
+        changed = None
+        if last_refresh(conn, table.qualified) is not None:
+            conn.execute(f"create or replace temp table changed_rows as (select {cols} from stage_rows except "
+                         f"select {cols} from {table.qualified}) union all (select {cols} from {table.qualified} "
+                         f"except select {cols} from stage_rows)")
+            changed = f"select * from ({keys})"
+        count = replace_table(conn, table, "select * from stage_rows", own_transaction=False)
+        record(conn, table.qualified, version, (params or {})["as_of"], {}, changed)
+        for temp in ("stage_rows", "changed_rows"):
+            conn.execute(f"drop table if exists {temp}")
+        if own_transaction:
+            conn.execute("COMMIT")
+    except Exception:
+        if own_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return count

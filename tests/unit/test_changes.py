@@ -1,0 +1,196 @@
+"""Stages kept incrementally (memcurator/changes.py) give the tables a full derivation gives, night after
+night, and derive again only what their inputs or the date moved."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import date, datetime, timedelta
+
+import pytest
+
+from memcurator import changes, decisions, demo, entries, ingest, night, store
+from memcurator.config import CurationConfig
+from memcurator.crash import table_hashes
+from memcurator.entries import as_of_for_night
+from memcurator.home import Home
+from tests.conftest import ev, write, write_jsonl
+
+CFG = CurationConfig()
+FIRST = date(2026, 11, 20)
+KEPT = ["core.entry_usage", "core.entry_generality", "core.entry_importance", "core.entry_lifecycle",
+        "core.entry_scores"]
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory) -> Home:
+    home = Home.from_env(tmp_path_factory.mktemp("changes") / "home").ensure()
+    demo.generate(home.landing, home.truth, writes=1_800, namespaces=5, days=30, seed=9, end=FIRST + timedelta(days=8))
+    with store.connect(home.store) as conn:
+        ingest.ingest_landing(conn, home.landing, home.lake, CFG)
+    return home
+
+
+def _derive(path, day: date) -> None:
+    with store.connect(path) as conn:
+        night.derive_night(conn, as_of_for_night(day), CFG)
+
+
+def _fresh(fleet: Home, tmp_path, day: date) -> dict[str, str]:
+    path = tmp_path / f"fresh-{day}.duckdb"
+    shutil.copyfile(fleet.store, path)
+    _derive(path, day)
+    return _comparable(table_hashes(path))
+
+
+def _comparable(hashes: dict[str, str]) -> dict[str, str]:
+    # the health history keeps earlier nights (test_nearindex compares its slice)
+    return {k: v for k, v in hashes.items() if k != "mart.store_health"}
+
+
+def _refreshes(path) -> dict[str, tuple[bool, int]]:
+    """Per kept table: whether its last refresh derived everything, and how many entries it changed."""
+    with store.connect(path, read_only=True) as conn:
+        return {t: (all_, n) for t, all_, n in conn.execute(
+            "select r.table_name, r.derived_all, count(c.entry_id) from work.refreshes as r "
+            "left join work.changes as c using (table_name) group by all").fetchall()}
+
+
+def test_night_by_night_every_table_is_the_full_derivations(fleet, tmp_path):
+    chained = tmp_path / "chained.duckdb"
+    shutil.copyfile(fleet.store, chained)
+    for k in (0, 1, 2, 3, 4, 5, 6, 7, 8, 8, 3, 5):
+        day = FIRST + timedelta(days=k)
+        _derive(chained, day)
+        assert _comparable(table_hashes(chained)) == _fresh(fleet, tmp_path, day), f"night {day}"
+        kept = _refreshes(chained)
+        with store.connect(chained, read_only=True) as conn:
+            total = conn.execute("select count(*) from core.entries").fetchone()[0]
+        if k in (1, 2, 4, 5, 6, 7):  # forwards, after a first night: what changed, not everything
+            for table in KEPT:
+                derived_all, changed = kept[table]
+                assert not derived_all and changed < total, (day, table, kept[table], total)
+
+
+def test_a_night_without_new_events_moves_only_what_the_date_moves(fleet, tmp_path):
+    """The log ends on the eighth day: forty days later only the date rules move entries (idle ones are
+    archived, old case records age out), exactly as a full derivation of that night."""
+    chained = tmp_path / "chained.duckdb"
+    shutil.copyfile(fleet.store, chained)
+    last, later = FIRST + timedelta(days=8), FIRST + timedelta(days=48)
+    _derive(chained, last)
+    with store.connect(chained, read_only=True) as conn:
+        before = dict(conn.execute("select entry_id, state from core.entry_lifecycle").fetchall())
+    _derive(chained, later)
+    assert _comparable(table_hashes(chained)) == _fresh(fleet, tmp_path, later)
+    with store.connect(chained, read_only=True) as conn:
+        after = dict(conn.execute("select entry_id, state from core.entry_lifecycle").fetchall())
+        moved = conn.execute("select count(*) from work.changes where table_name = 'core.entry_lifecycle'").fetchone()[0]
+    assert before.keys() == after.keys()
+    really_moved = sum(before[e] != after[e] for e in before)
+    assert really_moved > 0 and moved >= really_moved
+    assert not _refreshes(chained)["core.entry_lifecycle"][0]
+    # the other stages saw no input change at all
+    assert all(_refreshes(chained)[t] == (False, 0) for t in ("core.entry_usage", "core.entry_generality"))
+
+
+def test_curator_decisions_between_nights(fleet, tmp_path):
+    home = Home.from_env(tmp_path / "home").ensure()
+    shutil.copyfile(fleet.store, home.store)
+    day = FIRST + timedelta(days=4)
+    _derive(home.store, day)
+    with store.connect(home.store, read_only=True) as conn:
+        clusters = conn.execute("select namespace, cluster_id, canonical_entry_id from core.principle_proposals "
+                                "order by all limit 2").fetchall()
+    assert len(clusters) == 2
+    when = as_of_for_night(day) + timedelta(hours=3)
+    decisions.record(home.decisions, clusters[0][0], "cluster", clusters[0][1], "approve", "one lesson", "kim",
+                     {"canonical_entry_id": clusters[0][2]}, now=when)
+    decisions.record(home.decisions, clusters[1][0], "cluster", clusters[1][1], "reject", "not the same", "kim",
+                     now=when)
+    with store.connect(home.store) as conn:
+        ingest.ingest_decisions(conn, home.decisions, CFG)
+    fresh = tmp_path / "fresh.duckdb"
+    shutil.copyfile(home.store, fresh)
+    nxt = day + timedelta(days=1)
+    _derive(home.store, nxt)
+    _derive(fresh, nxt)  # the fresh store has the decisions, and no night before
+    assert _comparable(table_hashes(home.store)) == _comparable(table_hashes(fresh))
+    with store.connect(home.store, read_only=True) as conn:
+        merged = conn.execute("select count(*) from core.entry_lifecycle where state = 'merged'").fetchone()[0]
+    assert merged >= 2 and not _refreshes(home.store)["core.entry_lifecycle"][0]
+
+
+def test_an_input_refreshed_from_another_generation_makes_its_readers_derive_everything(fleet, tmp_path):
+    """The stages after core.entries read what it changed since they read it: when it was refreshed
+    twice in between (a night run again up to it), its last changes are not all of them."""
+    path = tmp_path / "store.duckdb"
+    shutil.copyfile(fleet.store, path)
+    _derive(path, FIRST + timedelta(days=5))
+    as_of = as_of_for_night(FIRST + timedelta(days=7))
+    with store.connect(path) as conn:
+        for _ in range(2):  # the second refresh changes nothing, and starts from the first
+            entries.build_memory_writes(conn, as_of)
+            entries.build_entries(conn, as_of)
+        assert changes.last_refresh(conn, "core.entries").derived_all is False
+        for name, build in night.STEPS[2:]:
+            build(conn, as_of, CFG)
+    kept = _refreshes(path)
+    assert kept["core.entry_usage"][0] and kept["core.entry_lifecycle"][0]
+    assert _comparable(table_hashes(path)) == _fresh(fleet, tmp_path, FIRST + timedelta(days=7))
+
+
+def test_after_forgetting_the_next_night_derives_everything_and_the_same_tables(fleet, tmp_path):
+    path = tmp_path / "store.duckdb"
+    shutil.copyfile(fleet.store, path)
+    _derive(path, FIRST + timedelta(days=6))
+    with store.connect(path) as conn:
+        assert conn.execute("select count(*) from work.refreshes").fetchone()[0] >= len(KEPT)
+        changes.forget(conn)
+        assert conn.execute("select count(*) from work.refreshes").fetchone()[0] == 0
+        assert conn.execute("select count(*) from work.changes").fetchone()[0] == 0
+    _derive(path, FIRST + timedelta(days=7))
+    assert all(_refreshes(path)[t][0] for t in KEPT)
+    assert _comparable(table_hashes(path)) == _fresh(fleet, tmp_path, FIRST + timedelta(days=7))
+
+
+def test_entries_moved_by_a_case_cap_or_a_namespace_first_recalled_are_derived_again(tmp_path):
+    """Neither input nor date moves these entries, another entry's change does: a newer case record
+    pushes the oldest over the cap, and the first recall seen in a namespace makes idleness count there."""
+    cfg = CurationConfig(case_max_count=2)
+    start = datetime(2026, 10, 1)
+
+    def ts(day: float) -> str:
+        return (start + timedelta(days=day)).isoformat() + "Z"
+
+    def recall(entry_id: str, day: float, namespace: str) -> dict:
+        return ev("memory.recall", {"query": "q", "results": [{"entry_id": entry_id, "rank": 1}]}, ts=ts(day),
+                  namespace=namespace)
+
+    lesson = "prefer small reversible changes to configuration"
+    first = ([write(lesson + f" in area {i}", entry_id=f"old{i}", ts=ts(0), namespace="imported",
+                    data={"generality": 0.2}) for i in range(3)]
+             + [write(text, entry_id=f"c{i}", cls="episodic", ts=ts(i)) for i, text in enumerate(
+                 ["the billing export failed on a malformed invoice row", "a customer asked for the audit trail of march"])]
+             + [recall("c1", 2, "ns-a")])
+    second = [recall("old0", 40, "imported"),
+              write("deploy of the search cluster rolled back after latency alarms", entry_id="c7", cls="episodic",
+                    ts=ts(41))]
+    chained, fresh = (Home.from_env(tmp_path / name).ensure() for name in ("chained", "fresh"))
+    write_jsonl(chained.landing / "a.jsonl", first)
+    with store.connect(chained.store) as conn:
+        ingest.ingest_landing(conn, chained.landing, None, cfg)
+        night.derive_night(conn, start + timedelta(days=35), cfg)
+        before = dict(conn.execute("select entry_id, rule from core.entry_lifecycle").fetchall())
+    write_jsonl(chained.landing / "b.jsonl", second)
+    write_jsonl(fresh.landing / "a.jsonl", first)
+    write_jsonl(fresh.landing / "b.jsonl", second)
+    for home in (chained, fresh):
+        with store.connect(home.store) as conn:
+            ingest.ingest_landing(conn, home.landing, None, cfg)
+            night.derive_night(conn, start + timedelta(days=45), cfg)
+    with store.connect(chained.store, read_only=True) as conn:
+        after = dict(conn.execute("select entry_id, rule from core.entry_lifecycle").fetchall())
+    assert (before["c0"], after["c0"]) == ("episodic_class", "case_over_count")
+    assert (before["old1"], after["old1"]) == ("in_use", "decay") and after["old0"] == "in_use"
+    assert not _refreshes(chained.store)["core.entry_lifecycle"][0]
+    assert _comparable(table_hashes(chained.store)) == _comparable(table_hashes(fresh.store))
