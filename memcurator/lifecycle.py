@@ -15,7 +15,7 @@ import duckdb
 from memcurator import changes, sql
 from memcurator.config import CurationConfig
 from memcurator.entries import memory_writes_version
-from memcurator.store import code_version, refresh_table, replace_table
+from memcurator.store import code_version
 from memcurator.tables import AS_OF, NS, C, Table, register
 
 # Admission heuristics, applied to the normalised (lower-cased, whitespace-folded) text.
@@ -117,16 +117,14 @@ ENTRY_TEXT_FEATURES = register(Table(
 
 
 def refresh_entry_text_features(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> int:
-    """Reads the features of current versions not read before; rows of removed entries or replaced
-    versions go. The version (query, declaration, patterns, DuckDB's version: its regular expressions;
-    the parse of the texts) is the table's comment: another rebuilds it."""
+    """Reads the features of the entries core.entries refolded (changes.refresh_entries). The version
+    (query, declaration, patterns, DuckDB's version: its regular expressions; the parse of the texts)
+    decides when it reads them all."""
     query = sql.load("entry_text_features")
     version = code_version("entry_text_features", query, ENTRY_TEXT_FEATURES.ddl(), json.dumps(PATTERNS),
                            duckdb.__version__, memory_writes_version())
-    return refresh_table(conn, ENTRY_TEXT_FEATURES, query, {"as_of": as_of, **PATTERNS}, version,
-                         "not exists (select 1 from core.entries as e where e.namespace = p.namespace "
-                         "and e.entry_id = p.entry_id and e.last_event_id = p.source_event_id)",
-                         changes.recorder(conn, ENTRY_TEXT_FEATURES, version, as_of))
+    return changes.refresh_entries(conn, ENTRY_TEXT_FEATURES, query, {"as_of": as_of, **PATTERNS}, version,
+                                   ["core.entries"])
 
 
 def build_entry_generality(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:

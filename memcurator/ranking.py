@@ -14,7 +14,7 @@ import duckdb
 
 from memcurator import changes, sql
 from memcurator.config import CurationConfig
-from memcurator.store import code_version, replace_table, table_exists, transaction
+from memcurator.store import code_version, table_exists, transaction
 from memcurator.tables import AS_OF, NS, C, Table, register
 
 ENTRY_SCORES = register(Table(
@@ -122,11 +122,29 @@ SCORE_SCOPE = """
 
 
 def build_recall_view(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:
-    """The active set ranked by score, then held/case material; each row with its banners."""
+    """The active set ranked by score, then held/case material; each row with its banners. Derived
+    again only for the entries whose inputs changed and the other sides of their conflicts; the ranks
+    of their namespaces are set again after (a row's rank is not a change of it in work.changes)."""
+    query, ranks = sql.load("recall_view"), sql.load("recall_view_ranks")
+    version = code_version("recall_view", query, ranks, RECALL_VIEW_SCOPE, RECALL_RANKING.ddl(), duckdb.__version__)
+    count = changes.refresh_entries(conn, RECALL_RANKING, query, {"as_of": as_of}, version,
+                                    ["core.entry_lifecycle", "core.entry_scores", "core.entries", "core.entry_usage",
+                                     "core.contradictions", "core.principle_proposals"],
+                                    scope=RECALL_VIEW_SCOPE, after=[ranks],
+                                    compare=", ".join(c for c in RECALL_RANKING.column_names if c not in ("rank", "as_of")))
     with transaction(conn):
-        count = replace_table(conn, RECALL_RANKING, sql.load("recall_view"), {"as_of": as_of}, own_transaction=False)
         create_recall_view(conn)
     return count
+
+
+# An entry's banners name the other side of each open conflict, and whether that side is recallable.
+RECALL_VIEW_SCOPE = """
+    select k.namespace, k.entry_b from core.contradictions as k
+    semi join input_changes as i on i.namespace = k.namespace and i.entry_id = k.entry_a
+    union all
+    select k.namespace, k.entry_a from core.contradictions as k
+    semi join input_changes as i on i.namespace = k.namespace and i.entry_id = k.entry_b
+"""
 
 
 def create_recall_view(conn: duckdb.DuckDBPyConnection) -> None:

@@ -1,8 +1,13 @@
 -- What the generality and lifecycle rules read from an entry's current text: the regular expressions
--- run once per text, not every night. Entries whose current version (the write it was read from) is
--- already in the table are skipped: an event's text never changes (core.memory_writes keeps its rows
--- by event id on the same ground), and comparing write ids reads no text, where a hash of each text
--- read them all every night.
+-- run once per text, not every night. With $all false, only the entries in the temp table stage_scope
+-- (changes.refresh_entries: those core.entries refolded; an event's text never changes, so an entry
+-- that keeps its current write keeps its features).
+with scoped_entries as not materialized (
+    select * from core.entries where $all
+    union all
+    select * from core.entries semi join stage_scope using (namespace, entry_id) where not $all
+)
+
 select
     namespace,
     entry_id,
@@ -15,6 +20,4 @@ select
     regexp_matches(norm_text, $one_off) as is_one_off,
     regexp_matches(norm_text, $chatter) or len(string_split(norm_text, ' ')) < 3 as is_chatter,
     $as_of as as_of
-from core.entries as e
-anti join core.entry_text_features as f
-    on f.namespace = e.namespace and f.entry_id = e.entry_id and f.source_event_id = e.last_event_id
+from scoped_entries

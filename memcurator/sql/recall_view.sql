@@ -3,21 +3,45 @@
 -- Tier `active`: the active set (active, reverify) and approved principles. Tier `session`: held and
 -- case material, searchable. Superseded, merged, redundant, expired and archived entries never appear.
 -- Every entry in an open conflict carries the conflict (with the other side and which is likely current).
-with recallable as (
+-- With $all false, only the rows of the entries in the temp table stage_scope (changes.refresh_entries);
+-- their ranks are set after, over their whole namespaces (recall_view_ranks.sql).
+with scoped_lifecycle as not materialized (
+    select * from core.entry_lifecycle where $all
+    union all
+    select * from core.entry_lifecycle semi join stage_scope using (namespace, entry_id) where not $all
+),
+
+recallable as (
     select l.namespace, l.entry_id, l.class, l.state, l.reason, l.generality, l.flagged_for_review, l.review_reason,
         s.score
-    from core.entry_lifecycle as l
+    from scoped_lifecycle as l
     inner join core.entry_scores as s using (namespace, entry_id)
+    where l.state in ('active', 'reverify', 'held', 'case')
+),
+
+open_conflicts as (
+    -- of the entries derived (a side may be out of scope: its state is read below)
+    select k.* from core.contradictions as k where k.status = 'open' and $all
+    union all
+    select k.* from core.contradictions as k
+    where k.status = 'open' and not $all
+      and exists (select 1 from stage_scope as s where s.namespace = k.namespace and s.entry_id in (k.entry_a, k.entry_b))
+),
+
+recallable_sides as (
+    select l.namespace, l.entry_id
+    from core.entry_lifecycle as l
+    semi join (select namespace, entry_a as entry_id from open_conflicts
+               union select namespace, entry_b from open_conflicts) as sides using (namespace, entry_id)
     where l.state in ('active', 'reverify', 'held', 'case')
 ),
 
 live as (
     -- open conflicts whose two sides are both recallable (the same rule as core.contested_entries)
     select k.*
-    from core.contradictions as k
-    inner join recallable as ra on ra.namespace = k.namespace and ra.entry_id = k.entry_a
-    inner join recallable as rb on rb.namespace = k.namespace and rb.entry_id = k.entry_b
-    where k.status = 'open'
+    from open_conflicts as k
+    semi join recallable_sides as ra on ra.namespace = k.namespace and ra.entry_id = k.entry_a
+    semi join recallable_sides as rb on rb.namespace = k.namespace and rb.entry_id = k.entry_b
 ),
 
 conflict_sides as (
@@ -78,6 +102,7 @@ principle_rows as (
     from core.principle_proposals as p
     inner join core.entry_scores as s on s.namespace = p.namespace and s.entry_id = p.principle_id
     where p.status = 'approved'
+      and ($all or exists (select 1 from stage_scope as x where x.namespace = p.namespace and x.entry_id = p.principle_id))
 ),
 
 all_rows as (

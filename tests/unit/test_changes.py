@@ -18,7 +18,7 @@ from tests.conftest import ev, write, write_jsonl
 CFG = CurationConfig()
 FIRST = date(2026, 11, 20)
 KEPT = ["core.entry_usage", "core.entry_generality", "core.entry_importance", "core.entry_lifecycle",
-        "core.entry_scores"]
+        "core.entry_scores", "mart.recall_ranking", "core.entry_text_features"]
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from memcurator import ingest
+from memcurator import changes, ingest
 from memcurator.config import CurationConfig
 from memcurator.night import derive_night
 from tests.conftest import ev, write, write_jsonl
@@ -213,14 +213,18 @@ def test_text_features_are_read_once_per_version_and_equal_a_fresh_reading(conn,
     refresh_entry_text_features(conn, AS_OF)
     assert conn.execute("select specifics from core.entry_text_features where entry_id = 'rule'").fetchone() == (99,)
     conn.execute("update core.entry_text_features set specifics = 0 where entry_id = 'rule'")
-    # a new version (a new write, so a new last_event_id) is read again and a removed entry's row goes:
-    # as a fresh reading gives
+    # a new version (a new write, so a new last_event_id) is read again and a removed entry's row goes,
+    # as a fresh reading gives: the entries' stage records both as changed
     conn.execute("update core.entries set norm_text = 'tonight the canary is at 5 %', last_event_id = 'a-later-write' "
                  "where entry_id = 'rule'")
     conn.execute("delete from core.entries where entry_id = 'chat'")
+    changes.record(conn, "core.entries", changes.last_refresh(conn, "core.entries").version, AS_OF, {},
+                   "select 'ns-a' as namespace, unnest(['rule', 'chat']) as entry_id")
     refresh_entry_text_features(conn, AS_OF)
+    assert not changes.last_refresh(conn, "core.entry_text_features").derived_all
     kept = conn.execute(features).fetchall()
-    conn.execute("comment on table core.entry_text_features is 'another version'")
+    conn.execute("update work.refreshes set version = 'another' where table_name = 'core.entry_text_features'")
     refresh_entry_text_features(conn, AS_OF)
+    assert changes.last_refresh(conn, "core.entry_text_features").derived_all
     assert conn.execute(features).fetchall() == kept
     assert [r[1] for r in kept] == ["rule", "state"] and kept[0][5] is True  # has_deictic ("tonight")
