@@ -124,21 +124,28 @@ def input_changes(conn: duckdb.DuckDBPyConnection, table: str, version: str, inp
     return now, before
 
 
-def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, version: str,
-                    inputs: list[str], scope: str = "", after: list[str] = (), compare: str = "") -> int:
-    """Keep a per-entry table by deriving again only the entries whose inputs changed.
+ENTRY_KEY = ("namespace", "entry_id")
 
-    ``query`` derives every row when $all is true, and otherwise only the rows of the entries in the
-    temp table stage_scope. The scope is what the inputs changed (temp table input_changes) together
-    with ``scope``'s rows (a query that may read input_changes and $since, the night last derived;
-    for entries whose rows depend on others' or on the night's date). The statements of ``after`` run
-    after the rows are written either way (to set what depends on $as_of for every row). ``compare`` lists the columns
-    that count as a change of a row (default: all but as_of)."""
+
+def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, version: str,
+                    inputs: list[str], scope: str = "", after: list[str] = (), compare: str = "",
+                    key: tuple[str, ...] = ENTRY_KEY, entries: str = "") -> int:
+    """Keep a table by deriving again only the rows whose inputs changed.
+
+    ``query`` derives every row when $all is true, and otherwise only the rows whose ``key`` is in the
+    temp table stage_scope. For a table keyed by entry the scope is what the inputs changed (temp table
+    input_changes) together with ``scope``'s rows; for another key, ``scope``'s rows alone (a query that
+    may read input_changes and $since, the night last derived). The statements of ``after`` run after the
+    rows are written either way (to set what depends on $as_of for every row). ``compare`` lists the
+    columns that count as a change of a row (default: all but as_of); ``entries`` reads the temp table
+    changed_rows (the rows changed, in those columns) for the entries to record as changed (default: the
+    key's)."""
     ensure_table(conn, table)
     used = lambda statement, extra={}: params_used(statement, {**params, **extra})  # noqa: E731,B006
     now, before = input_changes(conn, table.qualified, version, inputs, params["as_of"])
     cols = compare or ", ".join(c for c in table.column_names if c != "as_of")
-    conn.execute("create or replace temp table stage_scope (namespace varchar, entry_id varchar)")
+    keys = ", ".join(key)
+    conn.execute(f"create or replace temp table stage_scope as select {keys} from {table.qualified} limit 0")
     try:
         with transaction(conn):
             if before is None:
@@ -148,26 +155,28 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
                 set_version(conn, table, version)
                 record(conn, table.qualified, version, params["as_of"], now, None)
                 return count
-            conn.execute("insert into stage_scope select * from input_changes")
+            if key == ENTRY_KEY:
+                conn.execute("insert into stage_scope select * from input_changes")
             if scope:
                 conn.execute(f"insert into stage_scope {scope}", used(scope, {"since": before.as_of}))
             conn.execute("create or replace temp table stage_scope as select distinct * from stage_scope")
             conn.execute(f"create or replace temp table stage_old as select * from {table.qualified} "
-                         "semi join stage_scope using (namespace, entry_id)")
+                         f"semi join stage_scope using ({keys})")
             conn.execute(f"create or replace temp table stage_rows as select {table.select_list('q')} "
                          f"from ({query}) q", used(query, {"all": False}))
-            conn.execute(f"delete from {table.qualified} as t where exists (select 1 from stage_scope as s "
-                         "where s.namespace = t.namespace and s.entry_id = t.entry_id)")
+            match = " and ".join(f"s.{k} = t.{k}" for k in key)
+            conn.execute(f"delete from {table.qualified} as t where exists (select 1 from stage_scope as s where {match})")
             conn.execute(f"insert into {table.qualified} select * from stage_rows")
             conn.execute(f"update {table.qualified} set as_of = $as_of", {"as_of": params["as_of"]})
             for statement in after:
                 conn.execute(statement, used(statement))
-            new = f"select {cols} from {table.qualified} semi join stage_scope using (namespace, entry_id)"
+            new = f"select {cols} from {table.qualified} semi join stage_scope using ({keys})"
+            conn.execute(f"create or replace temp table changed_rows as ({new} except select {cols} from stage_old) "
+                         f"union all (select {cols} from stage_old except {new})")
             record(conn, table.qualified, version, params["as_of"], now,
-                   f"select namespace, entry_id from ({new} except select {cols} from stage_old) "
-                   f"union all select namespace, entry_id from (select {cols} from stage_old except {new})")
+                   entries or "select namespace, entry_id from changed_rows")
     finally:
-        for temp in ("stage_scope", "stage_old", "stage_rows", "input_changes"):
+        for temp in ("stage_scope", "stage_old", "stage_rows", "changed_rows", "input_changes"):
             conn.execute(f"drop table if exists {temp}")
     return conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
 

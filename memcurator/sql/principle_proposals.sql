@@ -2,11 +2,18 @@
 -- Canonical member: highest mean similarity to the others, then generality, then proof, then the
 -- earliest written, then the entry id. An approved principle keeps the canonical chosen at approval
 -- (decision data.canonical_entry_id) while that entry is still a member: a narrow tweak never demotes it.
-with members as (
+-- With $all false, only the clusters in the temp table stage_scope (changes.refresh_entries).
+with scoped_clusters as not materialized (
+    select * from core.near_duplicate_clusters where $all
+    union all
+    select * from core.near_duplicate_clusters semi join stage_scope using (namespace, cluster_id) where not $all
+),
+
+members as (
     select
         c.namespace, c.cluster_id, c.entry_id, c.member_count, c.mean_similarity, c.first_written_at,
         g.generality, u.proven_count, u.recall_count, u.last_recalled_at
-    from core.near_duplicate_clusters as c
+    from scoped_clusters as c
     inner join core.entry_generality as g using (namespace, entry_id)
     inner join core.entry_usage as u using (namespace, entry_id)
     inner join core.entries as e using (namespace, entry_id)
@@ -27,7 +34,7 @@ writers as (
     select c.namespace, c.cluster_id,
         count(distinct w.run_id) as distinct_runs,
         count(distinct w.agent_id) as distinct_agents
-    from core.near_duplicate_clusters as c
+    from scoped_clusters as c
     inner join core.memory_writes as w using (namespace, entry_id)
     where c.member_count >= $min_members
     group by c.namespace, c.cluster_id
@@ -47,17 +54,7 @@ evidence as (
 ),
 
 decision as (
-    select
-        namespace,
-        target_id as cluster_id,
-        arg_max(action, (ts, decision_id)) as action,
-        arg_max(curator, (ts, decision_id)) as curator,
-        max(ts) as decided_at,
-        arg_max(reason, (ts, decision_id)) as reason,
-        arg_max(data, (ts, decision_id))::json ->> '$.canonical_entry_id' as approved_canonical
-    from raw.curator_decisions
-    where target_kind = 'cluster' and ts < $as_of
-    group by namespace, target_id
+-- include cluster_decisions
 ),
 
 kept as (
@@ -86,7 +83,7 @@ conflicted as (
     -- a proposal whose members disagree must not be approved into a principle
     select c.namespace, c.cluster_id, count(*) as open_conflicts
     from core.contradictions as k
-    inner join core.near_duplicate_clusters as c on c.namespace = k.namespace and c.entry_id = k.entry_a
+    inner join scoped_clusters as c on c.namespace = k.namespace and c.entry_id = k.entry_a
     inner join core.near_duplicate_clusters as c2
         on c2.namespace = k.namespace and c2.entry_id = k.entry_b and c2.cluster_id = c.cluster_id
     where k.status = 'open'

@@ -60,8 +60,9 @@ redactions as (
 ),
 
 redundancy as (
+    -- (the stored ranking, not the view: the view reads every text)
     select v.namespace, count(*) - count(distinct coalesce(c.cluster_id, v.entry_id)) as redundant
-    from mart.recall_view as v
+    from mart.recall_ranking as v
     left join core.near_duplicate_clusters as c using (namespace, entry_id)
     where v.tier = 'active'
     group by v.namespace

@@ -18,7 +18,7 @@ from tests.conftest import ev, write, write_jsonl
 CFG = CurationConfig()
 FIRST = date(2026, 11, 20)
 KEPT = ["core.entry_usage", "core.entry_generality", "core.entry_importance", "core.entry_lifecycle",
-        "core.entry_scores", "mart.recall_ranking", "core.entry_text_features"]
+        "core.principle_proposals", "core.entry_scores", "mart.recall_ranking", "core.entry_text_features"]
 
 
 @pytest.fixture(scope="module")
@@ -193,4 +193,43 @@ def test_entries_moved_by_a_case_cap_or_a_namespace_first_recalled_are_derived_a
     assert (before["c0"], after["c0"]) == ("episodic_class", "case_over_count")
     assert (before["old1"], after["old1"]) == ("in_use", "decay") and after["old0"] == "in_use"
     assert not _refreshes(chained.store)["core.entry_lifecycle"][0]
+    assert _comparable(table_hashes(chained.store)) == _comparable(table_hashes(fresh.store))
+
+
+def test_a_cluster_that_loses_its_first_member_loses_its_proposal(tmp_path):
+    """The cluster takes its id from its earliest member: when that member is written anew with other
+    words, the proposal under the old id goes (and a late decision on the cluster still counts)."""
+    from tests.unit.test_clustering import PARAPHRASES
+
+    start = datetime(2026, 10, 1)
+
+    def ts(day: float) -> str:
+        return (start + timedelta(days=day)).isoformat() + "Z"
+
+    first = [write(t, entry_id=f"e{i}", ts=ts(i), run_id=f"r{i}") for i, t in enumerate(PARAPHRASES[:3])]
+    first.append(ev("memory.recall", {"query": "q", "results": [{"entry_id": "e1", "rank": 1}]}, ts=ts(4)))
+    second = [write("the staging cluster runs on spot instances since the budget review", entry_id="e0", ts=ts(6))]
+    chained, fresh = (Home.from_env(tmp_path / name).ensure() for name in ("chained", "fresh"))
+    write_jsonl(chained.landing / "a.jsonl", first)
+    with store.connect(chained.store) as conn:
+        ingest.ingest_landing(conn, chained.landing, None, CFG)
+        night.derive_night(conn, start + timedelta(days=5), CFG)
+        (cluster,) = conn.execute("select cluster_id from core.principle_proposals").fetchone()
+    # a curator's decision stamped before the night already derived, landing only now
+    decisions.record(chained.decisions, "ns-a", "cluster", cluster, "reject", "not one lesson", "kim",
+                     now=start + timedelta(days=4, hours=12))
+    write_jsonl(chained.landing / "b.jsonl", second)
+    shutil.copytree(chained.landing, fresh.landing, dirs_exist_ok=True)
+    shutil.copytree(chained.decisions, fresh.decisions, dirs_exist_ok=True)
+    for home in (chained, fresh):
+        with store.connect(home.store) as conn:
+            ingest.ingest_landing(conn, home.landing, None, CFG)
+            ingest.ingest_decisions(conn, home.decisions, CFG)
+            if home is chained:  # the decision alone, then the night the cluster changes
+                night.derive_night(conn, start + timedelta(days=5, hours=6), CFG)
+                assert conn.execute("select status from core.principle_proposals").fetchall() == [("rejected",)]
+            night.derive_night(conn, start + timedelta(days=7), CFG)
+    with store.connect(chained.store, read_only=True) as conn:
+        assert conn.execute("select count(*) from core.principle_proposals").fetchone()[0] == 0
+    assert not _refreshes(chained.store)["core.principle_proposals"][0]
     assert _comparable(table_hashes(chained.store)) == _comparable(table_hashes(fresh.store))
