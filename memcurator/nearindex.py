@@ -92,18 +92,36 @@ def with_texts(conn: duckdb.DuckDBPyConnection, docs: pl.DataFrame) -> pl.DataFr
 
 def build_near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
     """MinHash/LSH candidates within each namespace, every one verified by exact Jaccard; reuses the
-    previous night's work on unchanged entries. The pairs and the index change together."""
-    with transaction(conn):
-        pairs, _ = near_duplicate_pairs(conn, as_of, cfg)
-        with registered(conn, frame=pairs):
-            return changes.replace_recording(conn, clustering.NEAR_DUPLICATE_PAIRS,
-                                             "select *, $threshold as threshold, $as_of as as_of from frame",
-                                             {"threshold": cfg.near_duplicate_threshold, "as_of": as_of},
-                                             changes.PAIR_KEYS, own_transaction=False)
+    previous night's work on unchanged entries. The pairs and the index change together: on an
+    incremental night only the pairs that go are deleted and the new ones inserted."""
+    params = {"threshold": cfg.near_duplicate_threshold, "as_of": as_of}
+    rows = "select *, $threshold as threshold, $as_of as as_of from frame"
+    table = clustering.NEAR_DUPLICATE_PAIRS
+    try:
+        with transaction(conn):
+            pairs, how = near_duplicate_pairs(conn, as_of, cfg, delta=True)
+            with registered(conn, frame=pairs):
+                if how == "full":
+                    return changes.replace_recording(conn, table, rows, params, changes.PAIR_KEYS, own_transaction=False)
+                conn.execute("delete from core.near_duplicate_pairs as p where exists (select 1 from pairs_gone as g "
+                             "where g.namespace = p.namespace and g.entry_a = p.entry_a and g.entry_b = p.entry_b)")
+                conn.execute(f"insert into core.near_duplicate_pairs select {table.select_list('q')} from ({rows}) q",
+                             params)
+                conn.execute("update core.near_duplicate_pairs set as_of = $as_of", {"as_of": as_of})
+                changes.record(conn, table.qualified, "", as_of, {},
+                               "select * from (select namespace, entry_a, entry_b from pairs_gone union all "
+                               "select namespace, entry_a, entry_b from frame) as changed_rows, "
+                               "lateral (select unnest([entry_a, entry_b]) as entry_id)")
+    finally:
+        conn.execute("drop table if exists pairs_gone")
+    return conn.execute("select count(*) from core.near_duplicate_pairs").fetchone()[0]
 
 
-def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> tuple[pl.DataFrame, str]:
+def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig,
+                         delta: bool = False) -> tuple[pl.DataFrame, str]:
     """This night's pairs (those of the full computation) and how they were found: full or incremental.
+    With ``delta``, an incremental night gives only the new pairs, and the temp table pairs_gone names
+    the stored ones that go (the others stand).
 
     Rewrites the index; the caller writes the pairs in the same transaction."""
     ensure_table(conn, NEAR_DUPLICATE_INDEX)
@@ -115,7 +133,7 @@ def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
                 "select count(*) filter (where present), count(*) filter (where present and not kept), "
                 "count(*) filter (where indexed and not same_knobs) from night_entries").fetchone()
             if not stale_knobs and changed <= cfg.incremental_max_changed_share * max(total, 1):
-                return _incremental(conn, cfg, knobs), "incremental"
+                return _incremental(conn, cfg, knobs, delta), "incremental"
         finally:
             conn.execute("drop table if exists night_entries")
     return _full(conn, cfg, knobs), "full"
@@ -137,7 +155,7 @@ def _full(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str) -> p
     return pairs
 
 
-def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str) -> pl.DataFrame:
+def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str, delta: bool = False) -> pl.DataFrame:
     """The pairs of the full computation from the stored index and pairs (``night_entries`` marks the
     entries the index holds unchanged). Only changed and new entries are shingled; the copy groups they
     join or leave are regrouped; stored pairs between unchanged entries are kept, but for the exact
@@ -191,7 +209,15 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
                    from wanted inner join night_entries as n using (namespace, entry_id)
                    inner join core.entries as e using (namespace, entry_id)""").pl()
         # stored pairs between unchanged entries stand, but for the exact pairs of a regrouped group
-        kept_pairs = conn.execute(
+        if delta:  # the caller keeps them in place and deletes the others
+            conn.execute(
+                """create or replace temp table pairs_gone as
+                   select namespace, entry_a, entry_b from core.near_duplicate_pairs as p
+                   where exists (select 1 from leaving as a where a.namespace = p.namespace
+                                 and a.entry_id in (p.entry_a, p.entry_b))
+                      or (method = 'exact' and exists (select 1 from regrouped_members as m
+                                                       where m.namespace = p.namespace and m.entry_id = p.entry_a))""")
+        kept_pairs = pl.DataFrame(schema=clustering._PAIR_SCHEMA) if delta else conn.execute(
             """with standing as (
                    select p.* from core.near_duplicate_pairs as p
                    anti join leaving as a on a.namespace = p.namespace and a.entry_id = p.entry_a
