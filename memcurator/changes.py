@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -78,7 +79,7 @@ def forget(conn: duckdb.DuckDBPyConnection) -> None:
 
 
 def record(conn: duckdb.DuckDBPyConnection, table: str, version: str, as_of: datetime,
-           inputs: dict[str, str], changed: str | None, params: dict | None = None) -> None:
+           inputs: dict[str, str], changed: str | None) -> None:
     """Record a refresh of ``table``: ``changed`` is a query of the (namespace, entry_id) it changed,
     None when it derived everything. Call it in the refresh's transaction."""
     ensure(conn)
@@ -86,7 +87,7 @@ def record(conn: duckdb.DuckDBPyConnection, table: str, version: str, as_of: dat
     conn.execute("delete from work.changes where table_name = ?", [table])
     if changed is not None:
         conn.execute(f"insert into work.changes select distinct $t, namespace, entry_id from ({changed}) "
-                     "where entry_id is not null", {"t": table, **(params or {})})
+                     "where entry_id is not null", {"t": table})
     conn.execute("delete from work.refreshes where table_name = ?", [table])
     conn.execute("insert into work.refreshes values (?, ?, ?, ?, ?, ?, ?)",
                  [table, uuid.uuid4().hex, before.generation if before else None, changed is None, version,
@@ -186,18 +187,16 @@ PAIR_KEYS = ("select namespace, entry_a as entry_id from changed_rows "
              "union all select namespace, entry_b from changed_rows")
 
 
-def replace_recording(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict | None, keys: str,
-                      version: str = "", own_transaction: bool = True) -> int:
+def replace_recording(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, keys: str,
+                      own_transaction: bool = True) -> int:
     """replace_table that records which entries' rows changed, for the stages that read the table:
     ``keys`` is a query over the temp table changed_rows (the rows added or gone, all columns but
     as_of) giving (namespace, entry_id). The first refresh of a table records a full one."""
     ensure_table(conn, table)
     cols = ", ".join(c for c in table.column_names if c != "as_of")
-    if own_transaction:
-        conn.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(conn) if own_transaction else nullcontext():
         conn.execute(f"create or replace temp table stage_rows as select {table.select_list('q')} from ({query}) q",
-                     params or {})
+                     params)
         changed = None
         if last_refresh(conn, table.qualified) is not None:
             conn.execute(f"create or replace temp table changed_rows as (select {cols} from stage_rows except "
@@ -205,13 +204,7 @@ def replace_recording(conn: duckdb.DuckDBPyConnection, table: Table, query: str,
                          f"except select {cols} from stage_rows)")
             changed = f"select * from ({keys})"
         count = replace_table(conn, table, "select * from stage_rows", own_transaction=False)
-        record(conn, table.qualified, version, (params or {})["as_of"], {}, changed)
+        record(conn, table.qualified, "", params["as_of"], {}, changed)
         for temp in ("stage_rows", "changed_rows"):
             conn.execute(f"drop table if exists {temp}")
-        if own_transaction:
-            conn.execute("COMMIT")
-    except Exception:
-        if own_transaction:
-            conn.execute("ROLLBACK")
-        raise
     return count

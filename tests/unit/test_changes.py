@@ -6,28 +6,17 @@ from __future__ import annotations
 import shutil
 from datetime import date, datetime, timedelta
 
-import pytest
-
-from memcurator import changes, decisions, demo, entries, ingest, night, store
+from memcurator import changes, decisions, entries, ingest, night, store
 from memcurator.config import CurationConfig
 from memcurator.crash import table_hashes
 from memcurator.entries import as_of_for_night
 from memcurator.home import Home
 from tests.conftest import ev, write, write_jsonl
+from tests.unit.test_nearindex import FIRST, fleet  # noqa: F401 (the same demo fleet, a fixture of this module too)
 
 CFG = CurationConfig()
-FIRST = date(2026, 11, 20)
 KEPT = ["core.entry_usage", "core.entry_generality", "core.entry_importance", "core.entry_lifecycle",
         "core.principle_proposals", "core.entry_scores", "mart.recall_ranking", "core.entry_text_features"]
-
-
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory) -> Home:
-    home = Home.from_env(tmp_path_factory.mktemp("changes") / "home").ensure()
-    demo.generate(home.landing, home.truth, writes=1_800, namespaces=5, days=30, seed=9, end=FIRST + timedelta(days=8))
-    with store.connect(home.store) as conn:
-        ingest.ingest_landing(conn, home.landing, home.lake, CFG)
-    return home
 
 
 def _derive(path, day: date) -> None:
