@@ -395,8 +395,8 @@ REUSE = ("Reused from the previous night: core.memory_writes keeps the writes it
          "(core.entry_text_features), the contradiction judge reads only pairs with an entry in a new version "
          "(core.judged_pairs), the clusters re-cluster only components whose edges changed (core.cluster_edges), "
          "usage, generality, importance, lifecycle, scores, proposals and the recall ranking derive again only the "
-         "entries (clusters) their inputs or the date moved (memcurator/changes.py); the pairs, contradictions, "
-         "links, trust, contested entries, suggestions, audit log and store health are derived in full.")
+         "entries (clusters) their inputs or the date moved (memcurator/changes.py); the contradictions, links, "
+         "trust, contested entries, suggestions, audit log and store health are derived in full.")
 
 
 TARGET_ENTRIES = 1_000_000  # the size the targets of issue 8 are set at

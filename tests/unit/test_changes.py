@@ -222,3 +222,53 @@ def test_a_cluster_that_loses_its_first_member_loses_its_proposal(tmp_path):
         assert conn.execute("select count(*) from core.principle_proposals").fetchone()[0] == 0
     assert not _refreshes(chained.store)["core.principle_proposals"][0]
     assert _comparable(table_hashes(chained.store)) == _comparable(table_hashes(fresh.store))
+
+
+def test_a_restatement_moves_the_last_activity_of_its_whole_cluster(tmp_path):
+    """A member written again with the same words changes no edge and no cluster (and a cluster of two
+    has no proposal to change); its near-duplicate counts the write as its activity too."""
+    from tests.unit.test_clustering import PARAPHRASES
+
+    start = datetime(2026, 10, 1)
+
+    def ts(day: float) -> str:
+        return (start + timedelta(days=day)).isoformat() + "Z"
+
+    first = [write(t, entry_id=f"e{i}", ts=ts(i), run_id=f"r{i}") for i, t in enumerate(PARAPHRASES[:2])]
+    first.append(ev("memory.recall", {"query": "q", "results": [{"entry_id": "e0", "rank": 1}]}, ts=ts(4)))
+    second = [write(PARAPHRASES[0], entry_id="e0", ts=ts(6), run_id="r9")]
+    chained, fresh = (Home.from_env(tmp_path / name).ensure() for name in ("chained", "fresh"))
+    write_jsonl(chained.landing / "a.jsonl", first)
+    with store.connect(chained.store) as conn:
+        ingest.ingest_landing(conn, chained.landing, None, CFG)
+        night.derive_night(conn, start + timedelta(days=5), CFG)
+        before = dict(conn.execute("select entry_id, last_activity_at from core.entry_lifecycle").fetchall())
+    write_jsonl(chained.landing / "b.jsonl", second)
+    shutil.copytree(chained.landing, fresh.landing, dirs_exist_ok=True)
+    for home in (chained, fresh):
+        with store.connect(home.store) as conn:
+            ingest.ingest_landing(conn, home.landing, None, CFG)
+            night.derive_night(conn, start + timedelta(days=7), CFG)  # no date rule reaches e1 (written on day 1)
+    with store.connect(chained.store, read_only=True) as conn:
+        after = dict(conn.execute("select entry_id, last_activity_at from core.entry_lifecycle").fetchall())
+    assert after["e1"] == start + timedelta(days=6) != before["e1"]
+    assert not _refreshes(chained.store)["core.entry_lifecycle"][0]
+    assert _comparable(table_hashes(chained.store)) == _comparable(table_hashes(fresh.store))
+
+
+def test_a_recall_leaving_a_boost_window_moves_the_score(tmp_path):
+    """Nothing changes but the date: the recall falls out of the warm window (30 days) between nights."""
+    start = datetime(2026, 10, 1)
+    home = Home.from_env(tmp_path / "home").ensure()
+    write_jsonl(home.landing / "a.jsonl", [
+        write("always pin the base image digest", entry_id="e", ts=(start.isoformat() + "Z"), data={"generality": 2.0}),
+        ev("memory.recall", {"query": "q", "results": [{"entry_id": "e", "rank": 1}]},
+           ts=(start + timedelta(days=10)).isoformat() + "Z")])
+    boosts = []
+    with store.connect(home.store) as conn:
+        ingest.ingest_landing(conn, home.landing, None, CFG)
+        for day in (12, 35, 45):  # recent, warm, none
+            night.derive_night(conn, start + timedelta(days=day), CFG)
+            boosts.append(conn.execute("select recency_boost from core.entry_scores").fetchone()[0])
+    assert boosts == [CFG.recent_boost, CFG.warm_boost, 0.0]
+    assert not _refreshes(home.store)["core.entry_scores"][0]
