@@ -13,7 +13,7 @@ import re
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import duckdb
 
@@ -124,8 +124,8 @@ def set_version(conn: duckdb.DuckDBPyConnection, table: Table, version: str) -> 
 
 
 def refresh_table(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, version: str,
-                  stale: str, record=None) -> int:
-    """Keep a table's rows across nights. When the table was built under ``version`` (its comment),
+                  stale: str, record: Callable[[str | None], None] | None = None) -> int:
+    """Keep a per-entry table's rows across nights. When the table was built under ``version`` (its comment),
     delete the rows the ``stale`` condition (on alias p) names, insert the rows of ``query`` (which must
     skip rows still there) and stamp ``as_of``, in one transaction; otherwise rebuild it from ``query``.
     ``record``, when given, is called in the transaction with a query of the (namespace, entry_id) of
@@ -135,8 +135,8 @@ def refresh_table(conn: duckdb.DuckDBPyConnection, table: Table, query: str, par
                         {"v": version, "s": table.schema, "t": table.name}).fetchone()[0]
     used = lambda statement: params_used(statement, params)  # noqa: E731
     if not same:
-        with transaction(conn):
-            count = replace_table(conn, table, query, used(query), own_transaction=False)  # the query sees the new, empty table
+        with transaction(conn):  # the query sees the new, empty table
+            count = replace_table(conn, table, query, used(query), own_transaction=False)
             set_version(conn, table, version)
             if record:
                 record(None)
