@@ -142,86 +142,94 @@ def test_after_forgetting_the_next_night_derives_everything_and_the_same_tables(
     assert _comparable(table_hashes(path)) == _fresh(fleet, tmp_path, FIRST + timedelta(days=7))
 
 
+# Small logs written by hand, from START on.
+START = datetime(2026, 10, 1)
+
+
+def ts(day: float) -> str:
+    return (START + timedelta(days=day)).isoformat() + "Z"
+
+
+def recall(entry_id: str, day: float, namespace: str = "ns-a") -> dict:
+    return ev("memory.recall", {"query": "q", "results": [{"entry_id": entry_id, "rank": 1}]}, ts=ts(day),
+              namespace=namespace)
+
+
+def _two_nights(tmp_path, first: list, second: list, nights: tuple[float, float], cfg: CurationConfig = CFG,
+                between=None) -> tuple[Home, Home, dict]:
+    """A store that derives the first night from ``first`` and, with ``second`` landed (and ``between``
+    called on it), the last night; and a store that derives only the last night from both. Returns
+    them with the first store's lifecycle after its first night (entry_id -> (rule, last_activity_at))."""
+    chained, fresh = (Home.from_env(tmp_path / name).ensure() for name in ("chained", "fresh"))
+    write_jsonl(chained.landing / "a.jsonl", first)
+    with store.connect(chained.store) as conn:
+        ingest.ingest_landing(conn, chained.landing, None, cfg)
+        night.derive_night(conn, START + timedelta(days=nights[0]), cfg)
+        before = {e: (r, t) for e, r, t in conn.execute(
+            "select entry_id, rule, last_activity_at from core.entry_lifecycle").fetchall()}
+    write_jsonl(chained.landing / "b.jsonl", second)
+    if between:
+        between(chained)
+    shutil.copytree(chained.landing, fresh.landing, dirs_exist_ok=True)
+    shutil.copytree(chained.decisions, fresh.decisions, dirs_exist_ok=True)
+    for home in (chained, fresh):
+        with store.connect(home.store) as conn:
+            ingest.ingest_landing(conn, home.landing, None, cfg)
+            ingest.ingest_decisions(conn, home.decisions, cfg)
+            night.derive_night(conn, START + timedelta(days=nights[1]), cfg)
+    assert _comparable(table_hashes(chained.store)) == _comparable(table_hashes(fresh.store))
+    return chained, fresh, before
+
+
+def _lifecycle(home: Home) -> dict:
+    with store.connect(home.store, read_only=True) as conn:
+        return {e: (r, t) for e, r, t in conn.execute(
+            "select entry_id, rule, last_activity_at from core.entry_lifecycle").fetchall()}
+
+
 def test_entries_moved_by_a_case_cap_or_a_namespace_first_recalled_are_derived_again(tmp_path):
     """Neither input nor date moves these entries, another entry's change does: a newer case record
     pushes the oldest over the cap, and the first recall seen in a namespace makes idleness count there."""
-    cfg = CurationConfig(case_max_count=2)
-    start = datetime(2026, 10, 1)
-
-    def ts(day: float) -> str:
-        return (start + timedelta(days=day)).isoformat() + "Z"
-
-    def recall(entry_id: str, day: float, namespace: str) -> dict:
-        return ev("memory.recall", {"query": "q", "results": [{"entry_id": entry_id, "rank": 1}]}, ts=ts(day),
-                  namespace=namespace)
-
     lesson = "prefer small reversible changes to configuration"
     first = ([write(lesson + f" in area {i}", entry_id=f"old{i}", ts=ts(0), namespace="imported",
                     data={"generality": 0.2}) for i in range(3)]
              + [write(text, entry_id=f"c{i}", cls="episodic", ts=ts(i)) for i, text in enumerate(
                  ["the billing export failed on a malformed invoice row", "a customer asked for the audit trail of march"])]
-             + [recall("c1", 2, "ns-a")])
+             + [recall("c1", 2)])
     second = [recall("old0", 40, "imported"),
               write("deploy of the search cluster rolled back after latency alarms", entry_id="c7", cls="episodic",
                     ts=ts(41))]
-    chained, fresh = (Home.from_env(tmp_path / name).ensure() for name in ("chained", "fresh"))
-    write_jsonl(chained.landing / "a.jsonl", first)
-    with store.connect(chained.store) as conn:
-        ingest.ingest_landing(conn, chained.landing, None, cfg)
-        night.derive_night(conn, start + timedelta(days=35), cfg)
-        before = dict(conn.execute("select entry_id, rule from core.entry_lifecycle").fetchall())
-    write_jsonl(chained.landing / "b.jsonl", second)
-    write_jsonl(fresh.landing / "a.jsonl", first)
-    write_jsonl(fresh.landing / "b.jsonl", second)
-    for home in (chained, fresh):
-        with store.connect(home.store) as conn:
-            ingest.ingest_landing(conn, home.landing, None, cfg)
-            night.derive_night(conn, start + timedelta(days=45), cfg)
-    with store.connect(chained.store, read_only=True) as conn:
-        after = dict(conn.execute("select entry_id, rule from core.entry_lifecycle").fetchall())
-    assert (before["c0"], after["c0"]) == ("episodic_class", "case_over_count")
-    assert (before["old1"], after["old1"]) == ("in_use", "decay") and after["old0"] == "in_use"
+    chained, _, before = _two_nights(tmp_path, first, second, (35, 45), CurationConfig(case_max_count=2))
+    after = _lifecycle(chained)
+    assert (before["c0"][0], after["c0"][0]) == ("episodic_class", "case_over_count")
+    assert (before["old1"][0], after["old1"][0]) == ("in_use", "decay") and after["old0"][0] == "in_use"
     assert not _refreshes(chained.store)["core.entry_lifecycle"][0]
-    assert _comparable(table_hashes(chained.store)) == _comparable(table_hashes(fresh.store))
 
 
 def test_a_cluster_that_loses_its_first_member_loses_its_proposal(tmp_path):
     """The cluster takes its id from its earliest member: when that member is written anew with other
-    words, the proposal under the old id goes (and a late decision on the cluster still counts)."""
+    words, the proposal under the old id goes; a decision stamped before the night already derived, and
+    landing only after it, counts too."""
     from tests.unit.test_clustering import PARAPHRASES
 
-    start = datetime(2026, 10, 1)
-
-    def ts(day: float) -> str:
-        return (start + timedelta(days=day)).isoformat() + "Z"
-
     first = [write(t, entry_id=f"e{i}", ts=ts(i), run_id=f"r{i}") for i, t in enumerate(PARAPHRASES[:3])]
-    first.append(ev("memory.recall", {"query": "q", "results": [{"entry_id": "e1", "rank": 1}]}, ts=ts(4)))
+    first.append(recall("e1", 4))
     second = [write("the staging cluster runs on spot instances since the budget review", entry_id="e0", ts=ts(6))]
-    chained, fresh = (Home.from_env(tmp_path / name).ensure() for name in ("chained", "fresh"))
-    write_jsonl(chained.landing / "a.jsonl", first)
-    with store.connect(chained.store) as conn:
-        ingest.ingest_landing(conn, chained.landing, None, CFG)
-        night.derive_night(conn, start + timedelta(days=5), CFG)
-        (cluster,) = conn.execute("select cluster_id from core.principle_proposals").fetchone()
-    # a curator's decision stamped before the night already derived, landing only now
-    decisions.record(chained.decisions, "ns-a", "cluster", cluster, "reject", "not one lesson", "kim",
-                     now=start + timedelta(days=4, hours=12))
-    write_jsonl(chained.landing / "b.jsonl", second)
-    shutil.copytree(chained.landing, fresh.landing, dirs_exist_ok=True)
-    shutil.copytree(chained.decisions, fresh.decisions, dirs_exist_ok=True)
-    for home in (chained, fresh):
+
+    def late_decision_and_a_night(home: Home) -> None:
         with store.connect(home.store) as conn:
-            ingest.ingest_landing(conn, home.landing, None, CFG)
+            (cluster,) = conn.execute("select cluster_id from core.principle_proposals").fetchone()
+        decisions.record(home.decisions, "ns-a", "cluster", cluster, "reject", "not one lesson", "kim",
+                         now=START + timedelta(days=4, hours=12))
+        with store.connect(home.store) as conn:
             ingest.ingest_decisions(conn, home.decisions, CFG)
-            if home is chained:  # the decision alone, then the night the cluster changes
-                night.derive_night(conn, start + timedelta(days=5, hours=6), CFG)
-                assert conn.execute("select status from core.principle_proposals").fetchall() == [("rejected",)]
-            night.derive_night(conn, start + timedelta(days=7), CFG)
+            night.derive_night(conn, START + timedelta(days=5, hours=6), CFG)  # before the new write
+            assert conn.execute("select status from core.principle_proposals").fetchall() == [("rejected",)]
+
+    chained, _, _ = _two_nights(tmp_path, first, second, (5, 7), between=late_decision_and_a_night)
     with store.connect(chained.store, read_only=True) as conn:
         assert conn.execute("select count(*) from core.principle_proposals").fetchone()[0] == 0
     assert not _refreshes(chained.store)["core.principle_proposals"][0]
-    assert _comparable(table_hashes(chained.store)) == _comparable(table_hashes(fresh.store))
 
 
 def test_a_restatement_moves_the_last_activity_of_its_whole_cluster(tmp_path):
@@ -229,46 +237,25 @@ def test_a_restatement_moves_the_last_activity_of_its_whole_cluster(tmp_path):
     has no proposal to change); its near-duplicate counts the write as its activity too."""
     from tests.unit.test_clustering import PARAPHRASES
 
-    start = datetime(2026, 10, 1)
-
-    def ts(day: float) -> str:
-        return (start + timedelta(days=day)).isoformat() + "Z"
-
     first = [write(t, entry_id=f"e{i}", ts=ts(i), run_id=f"r{i}") for i, t in enumerate(PARAPHRASES[:2])]
-    first.append(ev("memory.recall", {"query": "q", "results": [{"entry_id": "e0", "rank": 1}]}, ts=ts(4)))
+    first.append(recall("e0", 4))
     second = [write(PARAPHRASES[0], entry_id="e0", ts=ts(6), run_id="r9")]
-    chained, fresh = (Home.from_env(tmp_path / name).ensure() for name in ("chained", "fresh"))
-    write_jsonl(chained.landing / "a.jsonl", first)
-    with store.connect(chained.store) as conn:
-        ingest.ingest_landing(conn, chained.landing, None, CFG)
-        night.derive_night(conn, start + timedelta(days=5), CFG)
-        before = dict(conn.execute("select entry_id, last_activity_at from core.entry_lifecycle").fetchall())
-    write_jsonl(chained.landing / "b.jsonl", second)
-    shutil.copytree(chained.landing, fresh.landing, dirs_exist_ok=True)
-    for home in (chained, fresh):
-        with store.connect(home.store) as conn:
-            ingest.ingest_landing(conn, home.landing, None, CFG)
-            night.derive_night(conn, start + timedelta(days=7), CFG)  # no date rule reaches e1 (written on day 1)
-    with store.connect(chained.store, read_only=True) as conn:
-        after = dict(conn.execute("select entry_id, last_activity_at from core.entry_lifecycle").fetchall())
-    assert after["e1"] == start + timedelta(days=6) != before["e1"]
+    # no date rule reaches e1 (written on day 1) by the second night
+    chained, _, before = _two_nights(tmp_path, first, second, (5, 7))
+    assert _lifecycle(chained)["e1"][1] == START + timedelta(days=6) != before["e1"][1]
     assert not _refreshes(chained.store)["core.entry_lifecycle"][0]
-    assert _comparable(table_hashes(chained.store)) == _comparable(table_hashes(fresh.store))
 
 
 def test_a_recall_leaving_a_boost_window_moves_the_score(tmp_path):
     """Nothing changes but the date: the recall falls out of the warm window (30 days) between nights."""
-    start = datetime(2026, 10, 1)
     home = Home.from_env(tmp_path / "home").ensure()
     write_jsonl(home.landing / "a.jsonl", [
-        write("always pin the base image digest", entry_id="e", ts=(start.isoformat() + "Z"), data={"generality": 2.0}),
-        ev("memory.recall", {"query": "q", "results": [{"entry_id": "e", "rank": 1}]},
-           ts=(start + timedelta(days=10)).isoformat() + "Z")])
+        write("always pin the base image digest", entry_id="e", ts=ts(0), data={"generality": 2.0}), recall("e", 10)])
     boosts = []
     with store.connect(home.store) as conn:
         ingest.ingest_landing(conn, home.landing, None, CFG)
         for day in (12, 35, 45):  # recent, warm, none
-            night.derive_night(conn, start + timedelta(days=day), CFG)
+            night.derive_night(conn, START + timedelta(days=day), CFG)
             boosts.append(conn.execute("select recency_boost from core.entry_scores").fetchone()[0])
     assert boosts == [CFG.recent_boost, CFG.warm_boost, 0.0]
     assert not _refreshes(home.store)["core.entry_scores"][0]
