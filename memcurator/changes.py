@@ -99,26 +99,22 @@ def recorder(conn: duckdb.DuckDBPyConnection, table: Table, version: str, as_of:
     return lambda changed: record(conn, table.qualified, version, as_of, {}, changed)
 
 
-def generations(conn: duckdb.DuckDBPyConnection, inputs: list[str]) -> dict[str, str | None]:
-    ensure(conn)
-    return {t: (r.generation if (r := last_refresh(conn, t)) else None) for t in inputs}
-
-
 def input_changes(conn: duckdb.DuckDBPyConnection, table: str, version: str, inputs: list[str],
                   as_of: datetime) -> tuple[dict[str, str | None], Refresh | None]:
     """The inputs' generations now, and the table's last refresh when the table can be refreshed from
     it: same version, an earlier or the same night, and every input either unchanged since or refreshed
     once since from the generation read (then its changes are in the temp table input_changes)."""
-    now = generations(conn, inputs)
+    ensure(conn)
+    refreshes = {t: last_refresh(conn, t) for t in inputs}
+    now = {t: r.generation if r else None for t, r in refreshes.items()}
     conn.execute("create or replace temp table input_changes (namespace varchar, entry_id varchar)")
     before = last_refresh(conn, table)
-    if before is None or before.version != version or before.as_of > as_of or any(g is None for g in now.values()):
+    if before is None or before.version != version or before.as_of > as_of or None in now.values():
         return now, None
     moved = [t for t in inputs if now[t] != before.inputs.get(t)]
-    for t in moved:
-        r = last_refresh(conn, t)
-        if r.derived_all or r.previous_generation is None or r.previous_generation != before.inputs.get(t):
-            return now, None
+    if any(refreshes[t].derived_all or refreshes[t].previous_generation is None
+           or refreshes[t].previous_generation != before.inputs.get(t) for t in moved):
+        return now, None
     if moved:
         conn.execute("insert into input_changes select distinct namespace, entry_id from work.changes "
                      "where table_name in (select unnest($t))", {"t": moved})

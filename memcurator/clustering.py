@@ -313,7 +313,6 @@ def clusters(entries: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
     return members.sort("namespace", "cluster_id", "first_written_at", "entry_id").select(list(schema))
 
 
-
 # The edges clusters are built from: verified pairs that are not contradictions (a pair the judge flags
 # is not a restatement).
 EDGES = """select p.namespace, p.entry_a, p.entry_b, p.similarity from core.near_duplicate_pairs as p
@@ -431,7 +430,7 @@ def _recluster_changed(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None
 def build_principle_proposals(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
     """One proposal per cluster of at least min_principle_members, with the curator's latest decision."""
     query = sql.load("principle_proposals")
-    scope = PROPOSAL_SCOPE.replace("{decisions}", sql.load("cluster_decisions"))
+    scope = sql.load("principle_proposals_scope")
     params = {"as_of": as_of, "min_members": cfg.min_principle_members}
     version = code_version("principle_proposals", query, scope, PRINCIPLE_PROPOSALS.ddl(), duckdb.__version__,
                            str(cfg.min_principle_members))
@@ -442,30 +441,6 @@ def build_principle_proposals(conn: duckdb.DuckDBPyConnection, as_of: datetime, 
         scope=scope, key=("namespace", "cluster_id"),
         entries="select namespace, unnest(members) as entry_id from changed_rows "
                 "union all select namespace, principle_id from changed_rows")
-
-
-# The clusters to derive again: those with a member whose inputs changed (as they are now, or as the
-# stored proposal lists them), and those whose latest curator decision is not the one their proposal
-# carries (a decision may land after the night its time falls in).
-PROPOSAL_SCOPE = """
-    with decision as ({decisions})
-    select c.namespace, c.cluster_id from core.near_duplicate_clusters as c semi join input_changes
-    using (namespace, entry_id)
-    union all
-    select p.namespace, p.cluster_id
-    from (select namespace, cluster_id, unnest(members) as entry_id from core.principle_proposals) as p
-    semi join input_changes using (namespace, entry_id)
-    union all
-    select d.namespace, d.cluster_id
-    from decision as d left join core.principle_proposals as p using (namespace, cluster_id)
-    where p.cluster_id is null or p.decided_by is distinct from d.curator or p.decided_at is distinct from d.decided_at
-       or p.decision_reason is distinct from d.reason
-       or p.status is distinct from case d.action when 'approve' then 'approved' when 'reject' then 'rejected'
-                                     when 'unmerge' then 'unmerged' end
-       or (d.action = 'approve' and p.canonical_entry_id is distinct from d.approved_canonical)
-"""
-# (a decision never leaves but by a purge, after which the next night derives everything, or for an
-# earlier night, which does too)
 
 
 def build_entry_importance(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:

@@ -149,40 +149,14 @@ LIFECYCLE_INPUTS = ["core.entries", "core.entry_usage", "core.entry_importance",
                     "core.near_duplicate_pairs", "core.supersede_links", "core.agent_trust", "core.principle_proposals",
                     "core.contradictions"]
 
-# Entries whose rows move with another's change or with the date, derived again beside the changed ones.
-LIFECYCLE_SCOPE = """
-    -- every member of a cluster one of whose members changed (the cluster's writes revive them all)
-    select c.namespace, c.entry_id from core.near_duplicate_clusters as c
-    semi join (select namespace, cluster_id from core.near_duplicate_clusters semi join input_changes
-               using (namespace, entry_id)) as k using (namespace, cluster_id)
-    union all
-    -- every case record of a namespace where one changed (they are capped by count, newest first)
-    select namespace, entry_id from core.entries
-    where class = 'episodic' and namespace in (
-        select i.namespace from input_changes as i
-        left join core.entries as n using (namespace, entry_id)
-        left join core.entry_lifecycle as o using (namespace, entry_id)
-        where n.class = 'episodic' or o.class = 'episodic')
-    union all
-    -- every entry of a namespace that began or ceased to record recalls
-    select namespace, entry_id from core.entries
-    where namespace in ((select namespace from core.recall_results
-                         except select namespace from core.entry_lifecycle where recall_observed)
-                        union (select namespace from core.entry_lifecycle where recall_observed
-                               except select namespace from core.recall_results))
-    union all
-    -- entries a date rule may move tonight
-    select namespace, entry_id from core.entry_lifecycle where next_change_at <= $as_of::timestamp + interval 1 minute
-"""
-
 
 def build_entry_lifecycle(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
     """Admission, expiry by class, decay (idle AND narrow), retention, revival, trust flags. The rules run
     again only for the entries whose inputs changed, the clusters and namespaces that moves, and those
     a date rule reaches tonight (changes.refresh_entries); the days counted to the night are set for all."""
     params = lifecycle_params(cfg, as_of)
-    query, dated = sql.load("entry_lifecycle"), sql.load("entry_lifecycle_dated")
-    version = code_version("entry_lifecycle", query, dated, LIFECYCLE_SCOPE, ENTRY_LIFECYCLE.ddl(), duckdb.__version__,
+    query, dated, scope = sql.load("entry_lifecycle"), sql.load("entry_lifecycle_dated"), sql.load("entry_lifecycle_scope")
+    version = code_version("entry_lifecycle", query, dated, scope, ENTRY_LIFECYCLE.ddl(), duckdb.__version__,
                            json.dumps({k: v for k, v in params.items() if k != "as_of"}, sort_keys=True))
     # a change of a row is a change of anything but the night's date, what counts days to it and when
     # the rules look at the entry next (no stage reads these)
@@ -190,5 +164,5 @@ def build_entry_lifecycle(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg:
                         if c == "reason" else c for c in ENTRY_LIFECYCLE.column_names
                         if c not in ("as_of", "idle_days", "age_days", "next_change_at"))
     return changes.refresh_entries(conn, ENTRY_LIFECYCLE, query, params, version, LIFECYCLE_INPUTS,
-                                   scope=LIFECYCLE_SCOPE, after=[s for s in dated.split(";") if s.strip()],
+                                   scope=scope, after=[s for s in dated.split(";") if s.strip()],
                                    compare=compare)

@@ -95,56 +95,28 @@ def build_entry_scores(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: Cu
     """score = generality x w_generality + min(proven, proven_cap) + recency boost of use. Derived again
     only for the entries and principles whose inputs changed, or whose boost a day count moves tonight."""
     params = score_params(cfg, as_of)
-    query = sql.load("entry_scores")
-    version = code_version("entry_scores", query, SCORE_SCOPE, ENTRY_SCORES.ddl(), duckdb.__version__,
+    query, scope = sql.load("entry_scores"), sql.load("entry_scores_scope")
+    version = code_version("entry_scores", query, scope, ENTRY_SCORES.ddl(), duckdb.__version__,
                            json.dumps({k: v for k, v in params.items() if k != "as_of"}, sort_keys=True))
     return changes.refresh_entries(conn, ENTRY_SCORES, query, params, version,
                                    ["core.entry_lifecycle", "core.entry_usage", "core.principle_proposals"],
-                                   scope=SCORE_SCOPE)
-
-
-# Entries and principles whose recency boost a day count may have moved since the night last derived
-# ($since): the last recall crossed recent_boost_days or warm_boost_days ago (a minute either side, for
-# the rounding of the day count).
-SCORE_SCOPE = """
-    with recalled as (
-        select namespace, entry_id, last_recalled_at from core.entry_usage where last_recalled_at is not null
-        union all
-        select namespace, principle_id, last_recalled_at from core.principle_proposals
-        where status = 'approved' and last_recalled_at is not null
-    )
-    select namespace, entry_id from recalled
-    where last_recalled_at + to_days($recent_boost_days)
-              between $since::timestamp - interval 1 minute and $as_of::timestamp + interval 1 minute
-       or last_recalled_at + to_days($warm_boost_days)
-              between $since::timestamp - interval 1 minute and $as_of::timestamp + interval 1 minute
-"""
+                                   scope=scope)
 
 
 def build_recall_view(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:
     """The active set ranked by score, then held/case material; each row with its banners. Derived
     again only for the entries whose inputs changed and the other sides of their conflicts; the ranks
     of their namespaces are set again after (a row's rank is not a change of it in work.changes)."""
-    query, ranks = sql.load("recall_view"), sql.load("recall_view_ranks")
-    version = code_version("recall_view", query, ranks, RECALL_VIEW_SCOPE, RECALL_RANKING.ddl(), duckdb.__version__)
+    query, ranks, scope = sql.load("recall_view"), sql.load("recall_view_ranks"), sql.load("recall_view_scope")
+    version = code_version("recall_view", query, ranks, scope, RECALL_RANKING.ddl(), duckdb.__version__)
     count = changes.refresh_entries(conn, RECALL_RANKING, query, {"as_of": as_of}, version,
                                     ["core.entry_lifecycle", "core.entry_scores", "core.entries", "core.entry_usage",
                                      "core.contradictions", "core.principle_proposals"],
-                                    scope=RECALL_VIEW_SCOPE, after=[ranks],
+                                    scope=scope, after=[ranks],
                                     compare=", ".join(c for c in RECALL_RANKING.column_names if c not in ("rank", "as_of")))
     with transaction(conn):
         create_recall_view(conn)
     return count
-
-
-# An entry's banners name the other side of each open conflict, and whether that side is recallable.
-RECALL_VIEW_SCOPE = """
-    select k.namespace, k.entry_b from core.contradictions as k
-    semi join input_changes as i on i.namespace = k.namespace and i.entry_id = k.entry_a
-    union all
-    select k.namespace, k.entry_a from core.contradictions as k
-    semi join input_changes as i on i.namespace = k.namespace and i.entry_id = k.entry_b
-"""
 
 
 def create_recall_view(conn: duckdb.DuckDBPyConnection) -> None:
