@@ -39,12 +39,12 @@ NEAR_DUPLICATE_INDEX = register(Table(
         C("entry_id", "VARCHAR", "The entry.", False),
         C("fingerprint", "UBIGINT", "Hash of the normalised text, tags and first write time.", False),
         C("set_key", "UBIGINT", "Hash of the shingle set: entries with the same key are exact copies.", False),
-        C("band_keys", "UBIGINT[]", "LSH band keys of the MinHash signature, band by band (none without shingles)."),
+        C("band_keys", "UBIGINT[]", "LSH band keys of the MinHash signature, band by band, salted with the namespace and the band (none without shingles)."),
         C("params", "VARCHAR", "The knobs the keys were computed with (JSON); other knobs recompute everything.", False),
     ),
     key=("namespace", "entry_id"),
 ))
-VERSION = 4  # raise when the way keys are computed changes: a stored index of another version is recomputed
+VERSION = 5  # raise when the way keys are computed changes: a stored index of another version is recomputed
 
 
 def params(cfg: CurationConfig) -> str:
@@ -53,6 +53,7 @@ def params(cfg: CurationConfig) -> str:
         "permutations": cfg.minhash_permutations, "bands": cfg.lsh_bands,
         "threshold": cfg.near_duplicate_threshold, "exact_cap": clustering.EXACT_GROUP_PAIR_CAP,
         "specific": clustering.SPECIFIC,
+        "polars": pl.__version__,  # the set keys are sums of polars hashes
     }, sort_keys=True)
 
 
@@ -60,16 +61,27 @@ def params(cfg: CurationConfig) -> str:
 # store. (A DuckDB whose hash differs finds every entry changed and runs the stage in full: the pairs
 # are the same.)
 FINGERPRINT = "hash(norm_text, tags, first_written_at)"
-# Every entry and every index row side by side: the entry's fingerprint, the set key the index holds
-# for it, whether it is an entry tonight (present), whether the index holds it (indexed), under this
-# night's knobs (same_knobs) and unchanged (kept: same fingerprint, same knobs). A temp table the
-# incremental night reads several times; only changed and new entries leave DuckDB, unchanged ones
-# only where a changed one needs them.
-NIGHT_ENTRIES = f"""
+# The entries to compare with the index, and their index rows, side by side: the entry's fingerprint,
+# the set key the index holds for it, whether it is an entry tonight (present), whether the index holds
+# it (indexed), under this night's knobs (same_knobs) and unchanged (kept: same fingerprint, same
+# knobs). The entries compared are every entry, or those core.entries' last refresh changed when the
+# index was derived from the refresh before it (SCOPED): the others are unchanged. A temp table the
+# incremental night reads several times; only changed and new entries leave DuckDB, unchanged ones only
+# where a changed one needs them.
+INDEX_NAME = NEAR_DUPLICATE_INDEX.qualified
+SCOPED = "semi join input_changes using (namespace, entry_id)"
+
+
+def night_entries(scoped: bool) -> str:
+    scope = SCOPED if scoped else ""
+    return f"""
 create or replace temp table night_entries as
 with fingerprinted as (
     select namespace, entry_id, first_written_at, {FINGERPRINT} as fingerprint
-    from core.entries
+    from core.entries {scope}
+),
+indexed as (
+    select * from core.near_duplicate_index {scope}
 )
 select coalesce(f.namespace, i.namespace) as namespace, coalesce(f.entry_id, i.entry_id) as entry_id,
     f.first_written_at, f.fingerprint, i.set_key,
@@ -78,7 +90,7 @@ select coalesce(f.namespace, i.namespace) as namespace, coalesce(f.entry_id, i.e
     coalesce(i.params = $p, false) as same_knobs,
     coalesce(i.fingerprint = f.fingerprint and i.params = $p, false) as kept
 from fingerprinted as f
-full outer join core.near_duplicate_index as i on i.namespace = f.namespace and i.entry_id = f.entry_id
+full outer join indexed as i on i.namespace = f.namespace and i.entry_id = f.entry_id
 """
 
 
@@ -126,17 +138,25 @@ def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
     Rewrites the index; the caller writes the pairs in the same transaction."""
     ensure_table(conn, NEAR_DUPLICATE_INDEX)
     knobs = params(cfg)
-    if conn.execute("select count(*) from core.near_duplicate_index").fetchone()[0]:
-        conn.execute(NIGHT_ENTRIES, {"p": knobs})
-        try:
-            total, changed, stale_knobs = conn.execute(
-                "select count(*) filter (where present), count(*) filter (where present and not kept), "
+    entries_now, before = changes.input_changes(conn, INDEX_NAME, knobs, ["core.entries"], as_of)
+    try:
+        found = None
+        if conn.execute("select count(*) from core.near_duplicate_index").fetchone()[0]:
+            conn.execute(night_entries(scoped=before is not None), {"p": knobs})
+            total = conn.execute("select count(*) from core.entries").fetchone()[0]
+            changed, stale_knobs = conn.execute(
+                "select count(*) filter (where present and not kept), "
                 "count(*) filter (where indexed and not same_knobs) from night_entries").fetchone()
             if not stale_knobs and changed <= cfg.incremental_max_changed_share * max(total, 1):
-                return _incremental(conn, cfg, knobs, delta), "incremental"
-        finally:
-            conn.execute("drop table if exists night_entries")
-    return _full(conn, cfg, knobs), "full"
+                found = _incremental(conn, cfg, knobs, delta), "incremental"
+        found = found or (_full(conn, cfg, knobs), "full")
+        # the index holds the fingerprints of this generation of core.entries: the next night compares
+        # only the entries core.entries changes after it
+        changes.record(conn, INDEX_NAME, knobs, as_of, entries_now, None)
+        return found
+    finally:
+        for temp in ("night_entries", "input_changes"):
+            conn.execute(f"drop table if exists {temp}")
 
 
 def _full(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str) -> pl.DataFrame:
@@ -165,8 +185,8 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
                          "where n.present and not n.kept").pl()
     fresh, vocabulary = clustering.with_text_keys(fresh, cfg)
     hashed = fresh.filter(pl.col("shingles").list.len() > 0)
-    hashed = hashed.with_columns(pl.Series("band_keys", clustering.band_keys_of(
-        minhash.token_rows(hashed["shingles"], vocabulary), cfg)).cast(pl.List(pl.UInt64)))
+    hashed = hashed.with_columns(pl.Series("band_keys", clustering.stored_band_keys(hashed["namespace"], clustering.band_keys_of(
+        minhash.token_rows(hashed["shingles"], vocabulary), cfg))).cast(pl.List(pl.UInt64)))
     fresh_bands = (hashed.select("namespace", "entry_id", "band_keys")
                    .with_columns(pl.int_ranges(0, pl.col("band_keys").list.len(), dtype=pl.Int16).alias("band"))
                    .explode("band_keys", "band").rename({"band_keys": "key"}))
@@ -187,16 +207,22 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
         with registered(conn, frame=frame):
             conn.execute(f"create or replace temp table {name} as select * from frame")
     try:
-        # the unchanged entries sharing a band key with a changed one (their band keys are the stored band index)
+        # the unchanged entries sharing a band key with a changed one (their band keys are the stored band
+        # index): the salted keys are joined alone, and the index rows they name read after (unnesting
+        # every row's namespace and entry id with its keys took four times as long)
         partners = conn.execute(
             """with stored as (
-                   select namespace, entry_id, unnest(band_keys) as key, unnest(range(len(band_keys)))::smallint as band
-                   from core.near_duplicate_index where band_keys is not null
+                   select rowid as stored_row, unnest(band_keys) as key from core.near_duplicate_index
+               ),
+               hits as (
+                   select distinct f.namespace, f.entry_id as x, s.stored_row from fresh_bands as f
+                   inner join stored as s using (key)
                )
-               select distinct f.namespace, f.entry_id as x, s.entry_id as y from fresh_bands as f
-               inner join stored as s on s.namespace = f.namespace and s.band = f.band and s.key = f.key""").pl()
-        conn.execute("create or replace temp table regrouped_members as select namespace, entry_id from night_entries "
-                     "semi join regrouped using (namespace, set_key) where kept")
+               select distinct h.namespace, h.x, i.entry_id as y from hits as h
+               inner join core.near_duplicate_index as i on i.rowid = h.stored_row and i.namespace = h.namespace""").pl()
+        # (the index now holds the unchanged entries: the ones leaving are deleted, the fresh not yet added)
+        conn.execute("create or replace temp table regrouped_members as select namespace, entry_id "
+                     "from core.near_duplicate_index semi join regrouped using (namespace, set_key)")
         # the unchanged entries a changed one needs: members of regrouped copy groups and band partners
         with registered(conn, partners=partners):
             unchanged = conn.execute(
@@ -205,8 +231,8 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
                        union
                        select namespace, y from partners
                    )
-                   select n.namespace, n.entry_id, n.first_written_at, n.set_key, e.tags
-                   from wanted inner join night_entries as n using (namespace, entry_id)
+                   select i.namespace, i.entry_id, e.first_written_at, i.set_key, e.tags
+                   from wanted inner join core.near_duplicate_index as i using (namespace, entry_id)
                    inner join core.entries as e using (namespace, entry_id)""").pl()
         # stored pairs between unchanged entries stand, but for the exact pairs of a regrouped group
         if delta:  # the caller keeps them in place and deletes the others

@@ -6,9 +6,11 @@ import shutil
 from dataclasses import replace
 from datetime import date, timedelta
 
+import numpy as np
+import polars as pl
 import pytest
 
-from memcurator import clustering, demo, ingest, nearindex, night, store
+from memcurator import changes, clustering, demo, ingest, nearindex, night, store
 from memcurator.config import CurationConfig
 from memcurator.crash import table_hashes
 from memcurator.entries import as_of_for_night
@@ -56,6 +58,14 @@ def _stage(conn, as_of, cfg: CurationConfig = CFG) -> str:
     return how
 
 
+def _edit(conn, *statements) -> None:
+    """Change core.entries by hand, outside its stage: the bookkeeping of what nights changed is dropped
+    (as a merge of shards does), so the stage compares every entry with the index."""
+    for statement, params in statements:
+        conn.execute(statement, params)
+    changes.forget(conn)
+
+
 def _assert_full_pairs(conn, cfg: CurationConfig = CFG) -> int:
     entries = conn.execute("select namespace, entry_id, norm_text, first_written_at, tags from core.entries").pl()
     want = clustering.near_duplicate_pairs(entries, cfg).sort(KEY)
@@ -80,11 +90,11 @@ def test_changed_texts_tags_and_removed_entries_are_recomputed(conn):
                         "where method = 'minhash' order by all limit 3").fetchall()
     ns, a, b = pair[0]
     # a restatement changes one entry's text, another gets a disjoint subject tag, a third is purged
-    conn.execute("update core.entries set norm_text = norm_text || ' plus a wholly new clause about kafka retention' "
-                 "where namespace = ? and entry_id = ?", [ns, a])
-    conn.execute("update core.entries set tags = ['subject-nobody-else-uses'] where namespace = ? and entry_id = ?",
-                 list(pair[1][:1]) + [pair[1][2]])
-    conn.execute("delete from core.entries where namespace = ? and entry_id = ?", [pair[2][0], pair[2][1]])
+    _edit(conn, ("update core.entries set norm_text = norm_text || ' plus a wholly new clause about kafka retention' "
+                 "where namespace = ? and entry_id = ?", [ns, a]),
+          ("update core.entries set tags = ['subject-nobody-else-uses'] where namespace = ? and entry_id = ?",
+           list(pair[1][:1]) + [pair[1][2]]),
+          ("delete from core.entries where namespace = ? and entry_id = ?", [pair[2][0], pair[2][1]]))
     assert _stage(conn, as_of_for_night(last)) == "incremental"
     _assert_full_pairs(conn)
 
@@ -95,7 +105,7 @@ def test_other_knobs_or_a_large_change_recompute_everything(conn):
     stricter = replace(CFG, near_duplicate_threshold=0.7)
     assert _stage(conn, as_of_for_night(day), stricter) == "full"
     _assert_full_pairs(conn, stricter)
-    conn.execute("update core.entries set norm_text = norm_text || ' changed'")
+    _edit(conn, ("update core.entries set norm_text = norm_text || ' changed'", []))
     assert _stage(conn, as_of_for_night(day), stricter) == "full"
     _assert_full_pairs(conn, stricter)
 
@@ -124,8 +134,8 @@ def test_the_index_holds_exactly_what_a_full_night_stores(conn):
     """After removals (a backfill to an earlier night) and a changed text, the index is the one a full
     computation stores: no stale band key of a changed or vanished entry is left behind."""
     assert [_night(conn, FIRST + timedelta(days=k)) for k in (8, 2)] == ["full", "incremental"]
-    conn.execute("update core.entries set norm_text = 'an entirely different note about grpc deadlines' "
-                 "where entry_id = (select min(entry_id) from core.entries)")
+    _edit(conn, ("update core.entries set norm_text = 'an entirely different note about grpc deadlines' "
+                 "where entry_id = (select min(entry_id) from core.entries)", []))
     as_of = as_of_for_night(FIRST + timedelta(days=2))
     assert _stage(conn, as_of) == "incremental"
     index = "select * from core.near_duplicate_index order by all"
@@ -144,7 +154,10 @@ def test_an_index_stored_by_an_earlier_version_is_rebuilt_in_full(conn):
     day = FIRST + timedelta(days=8)
     assert _night(conn, day) == "full"
     conn.execute("alter table core.near_duplicate_index add column as_of timestamp")
-    conn.execute("update core.near_duplicate_index set params = replace(params, '\"version\": 4', '\"version\": 3')")
+    # (its knobs name another version, in its rows and in the record of its refresh)
+    for table, column in (("core.near_duplicate_index", "params"), ("work.refreshes", "version")):
+        conn.execute(f"update {table} set {column} = replace({column}, '\"version\": {nearindex.VERSION}', "
+                     "'\"version\": 3')")
     assert _stage(conn, as_of_for_night(day)) == "full"
     columns = [r[0] for r in conn.execute("select column_name from information_schema.columns where table_schema = 'core' "
                                           "and table_name = 'near_duplicate_index' order by ordinal_position").fetchall()]
@@ -200,8 +213,8 @@ def test_added_removed_edges_and_a_moved_first_write_recluster_their_components(
                  [two[0], two[1], two[2], as_of])
     first = conn.execute("""select namespace, entry_id from core.near_duplicate_clusters
                             where member_count >= 3 order by cluster_id, first_written_at limit 1""").fetchone()
-    conn.execute("update core.entries set first_written_at = first_written_at + interval 400 days "
-                 "where namespace = ? and entry_id = ?", list(first))
+    _edit(conn, ("update core.entries set first_written_at = first_written_at + interval 400 days "
+                 "where namespace = ? and entry_id = ?", list(first)))
     ids_before = set(conn.execute("select cluster_id from core.near_duplicate_clusters").fetchall())
     assert _reclustered(conn, as_of)
     _assert_full_clusters(conn)
@@ -234,25 +247,37 @@ def test_copy_groups_that_grow_past_the_cap_or_shrink_back_are_regrouped(conn):
     ns, entry = conn.execute("select namespace, entry_id from core.entries where len(norm_text) > 40 "
                              "order by entry_id limit 1").fetchone()
     cap = clustering.EXACT_GROUP_PAIR_CAP
-    conn.execute(f"""insert into core.entries select e.* replace (e.entry_id || '-copy-' || k as entry_id,
+    _edit(conn, (f"""insert into core.entries select e.* replace (e.entry_id || '-copy-' || k as entry_id,
                          e.first_written_at + to_minutes(k) as first_written_at)
-                     from core.entries as e, range({cap - 1}) as r(k) where namespace = ? and entry_id = ?""", [ns, entry])
+                     from core.entries as e, range({cap - 1}) as r(k) where namespace = ? and entry_id = ?""", [ns, entry]))
     assert _stage(conn, as_of) == "incremental"
     _assert_full_pairs(conn)
     full_group = conn.execute("select count(*) from core.near_duplicate_pairs where method = 'exact' and namespace = ? "
                               "and entry_a like ? || '%' and entry_b like ? || '%'", [ns, entry, entry]).fetchone()[0]
     assert full_group == cap * (cap - 1) // 2  # the whole group, pair by pair
-    conn.execute("insert into core.entries select * replace (entry_id || '-late' as entry_id, "
+    _edit(conn, ("insert into core.entries select * replace (entry_id || '-late' as entry_id, "
                  "first_written_at + interval 30 day as first_written_at) from core.entries "
-                 "where namespace = ? and entry_id = ?", [ns, entry])
+                 "where namespace = ? and entry_id = ?", [ns, entry]))
     assert _stage(conn, as_of) == "incremental"
     _assert_full_pairs(conn)
     star = conn.execute("select count(*) from core.near_duplicate_pairs where method = 'exact' and namespace = ? "
                         "and entry_a like ? || '%' and entry_b like ? || '%'", [ns, entry, entry]).fetchone()[0]
     assert star == cap  # past the cap: a star from the oldest copy
     # one copy gets another text and another is gone: the group shrinks back to the cap and is paired in full
-    conn.execute("update core.entries set norm_text = 'a wholly different note about kafka retention' "
-                 "where namespace = ? and entry_id = ?", [ns, f"{entry}-copy-3"])
-    conn.execute("delete from core.entries where namespace = ? and entry_id = ?", [ns, f"{entry}-copy-7"])
+    _edit(conn, ("update core.entries set norm_text = 'a wholly different note about kafka retention' "
+                 "where namespace = ? and entry_id = ?", [ns, f"{entry}-copy-3"]),
+          ("delete from core.entries where namespace = ? and entry_id = ?", [ns, f"{entry}-copy-7"]))
     assert _stage(conn, as_of) == "incremental"
     _assert_full_pairs(conn)
+
+
+def test_stored_band_keys_name_their_namespace_and_band():
+    """The index's band keys are salted with the namespace and the band, with salts that do not depend
+    on a library's version (the index is read again on later nights, perhaps by a newer install)."""
+    keys = np.array([[7, 7], [7, 7], [7, 9]], dtype=np.uint64)
+    stored = clustering.stored_band_keys(pl.Series(["ns-a", "ns-b", "ns-a"]), keys)
+    assert stored[0, 0] != stored[1, 0]  # one band key in two namespaces
+    assert stored[0, 0] != stored[0, 1]  # one key in two bands
+    assert stored[0, 0] == stored[2, 0] and stored[0, 1] != stored[2, 1]
+    assert stored[0, 0] ^ stored[1, 0] == clustering._salt("ns-a") ^ clustering._salt("ns-b")
+    assert clustering._salt("ns-a") == 0xD57F165F8BEA7E40  # blake2b, 8 bytes, little-endian
