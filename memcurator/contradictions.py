@@ -123,92 +123,58 @@ SIMILAR_ONLY_VALUE_OVERLAP = 0.9
 SUBJECT_GROUP_CAP = 300  # entries sharing a subject key beyond this are only paired when also similar
 
 
-def candidate_pairs(entries: pl.DataFrame, similar: pl.DataFrame) -> pl.DataFrame:
-    """Pairs about the same subject within a namespace: the same subject key (the entry's sorted tag
-    set, non-empty), or a verified near-duplicate.
-
-    ``entries``: namespace, entry_id, tags, first_written_at. ``similar``: namespace, entry_a, entry_b.
-    """
-    order = entries.select("namespace", "entry_id", pl.col("first_written_at").alias("t"))
-    older = lambda a, b: (pl.col(f"t{a}") < pl.col(f"t{b}")) | (  # noqa: E731
-        (pl.col(f"t{a}") == pl.col(f"t{b}")) & (pl.col(f"entry{a}") < pl.col(f"entry{b}")))
-    # same_subject: the pair shares its subject key; each pair is generated once, oriented so that
-    # entry_a is the older one (first written, then id)
-    tagged = (entries.filter(pl.col("tags").list.len() > 0)
-              .select("namespace", pl.col("entry_id").alias("entry"), pl.col("first_written_at").alias("t"),
-                      pl.col("tags").list.sort().list.join("\x1f").alias("subject")))
-    sizes = tagged.group_by("namespace", "subject").len()
-    tagged = tagged.join(sizes.filter(pl.col("len") <= SUBJECT_GROUP_CAP), on=["namespace", "subject"]).drop("len")
-    by_tag = (tagged.join(tagged, on=["namespace", "subject"], suffix="_b")
-              .rename({"entry": "entry_a", "t": "t_a"})
-              .filter(older("_a", "_b"))
-              .select("namespace", "entry_a", "entry_b", pl.lit(True).alias("same_subject")))
-    # otherwise it is only lexically similar: a verified near-duplicate pair, oriented the same way
-    by_sim = (similar.rename({"entry_a": "x", "entry_b": "y"})
-              .join(order.rename({"entry_id": "x", "t": "t_x"}), on=["namespace", "x"])
-              .join(order.rename({"entry_id": "y", "t": "t_y"}), on=["namespace", "y"])
-              .rename({"x": "entry_x", "y": "entry_y"})
-              .select("namespace",
-                      pl.when(older("_x", "_y")).then("entry_x").otherwise("entry_y").alias("entry_a"),
-                      pl.when(older("_x", "_y")).then("entry_y").otherwise("entry_x").alias("entry_b"),
-                      pl.lit(False).alias("same_subject"))
-              .join(by_tag, on=["namespace", "entry_a", "entry_b"], how="anti")
-              .unique())
-    return pl.concat([by_tag, by_sim]).sort("namespace", "entry_a", "entry_b")
+def candidate_pairs(conn: duckdb.DuckDBPyConnection) -> str:
+    """The pairs about the same subject within a namespace (sql/contradiction_candidates.sql) into the
+    temp table contradiction_candidates: the same subject key (the entry's sorted tag set, non-empty),
+    or a verified near-duplicate. Made in DuckDB: the entries and pairs never leave the store, only the
+    pairs without a stored verdict do (reading 1M entries and 425k pairs into polars to pair them took
+    1.2 s of a churn night at 1M). Returns the temp table's name."""
+    conn.execute("create or replace temp table contradiction_candidates as " + sql.load("contradiction_candidates"),
+                 {"cap": SUBJECT_GROUP_CAP, "parse": memory_writes_version()})
+    return "contradiction_candidates"
 
 
 def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
     """Declared conflicts (supersede links and their verdicts) plus pairs the judge detects among
     entries about the same subject; curator resolutions applied; the likely-current side named."""
-    # an entry's text is its current version's (the write last_event_id names): read as a hash of that id
-    # with the rest (hashing the paired entries' texts read 425k texts again: 1.0 s, cold, of a churn night at 1M)
-    entries = conn.execute("select namespace, entry_id, tags, first_written_at, hash(last_event_id) as version_hash "
-                           "from core.entries").pl()
-    similar = conn.execute("select namespace, entry_a, entry_b from core.near_duplicate_pairs").pl()
-    pairs = candidate_pairs(entries, similar)
-    linked = conn.execute("select namespace, entry_id as entry_a, successor_id as entry_b from core.supersede_links").pl()
-    pairs = pairs.join(linked, on=["namespace", "entry_a", "entry_b"], how="anti").join(
-        linked.rename({"entry_a": "entry_b", "entry_b": "entry_a"}), on=["namespace", "entry_a", "entry_b"], how="anti")
     # a pair is judged again only when one of its entries has another current version (or the writes are
     # parsed by other code: the same write may then give another text); only the pairs without a stored
-    # verdict read their texts
-    hashes = entries.select("namespace", "entry_id", "version_hash")
-    pairs = (pairs.join(hashes.rename({"entry_id": "entry_a", "version_hash": "hash_a"}), on=["namespace", "entry_a"])
-             .join(hashes.rename({"entry_id": "entry_b", "version_hash": "hash_b"}), on=["namespace", "entry_b"])
-             .with_columns(pl.concat_str([pl.col("hash_a").cast(pl.String), pl.col("hash_b").cast(pl.String),
-                                          pl.col("same_subject").cast(pl.String), pl.lit(memory_writes_version())],
-                                         separator="\x1f")
-                           .hash().alias("pair_hash"))
-             .drop("hash_a", "hash_b"))
+    # verdict leave the store and read their texts
     judge_version = _judge_version(cfg)
     ensure_table(conn, JUDGED_PAIRS)
-    stored = conn.execute("select namespace, entry_a, entry_b, pair_hash, detector, evidence, confidence "
-                          "from core.judged_pairs where judge = $j", {"j": judge_version}).pl()
-    on = ["namespace", "entry_a", "entry_b", "pair_hash"]
-    fresh = pairs.join(stored, on=on, how="anti")
-    texts = _read_for(conn, fresh, "e.text")
-    fresh = (fresh.join(texts.rename({"entry_id": "entry_a", "text": "text_a"}), on=["namespace", "entry_a"])
-             .join(texts.rename({"entry_id": "entry_b", "text": "text_b"}), on=["namespace", "entry_b"]))
-    judged = _judge(fresh, cfg)
-    verdicts = pl.concat([pairs.select(on).join(stored, on=on).with_columns(pl.lit(True).alias("cacheable")), judged],
-                         how="vertical_relaxed")
-    detected = verdicts.filter(pl.col("detector").is_not_null()).drop("pair_hash")
-    # the cache keeps its rows: out go the verdicts of pairs no longer candidates in that version (and
-    # another judge's), in come the new ones (rewriting all 425k rows was 0.4 s of a churn night at 1M).
-    # The pairs that go are named without their hash: a 64-bit key in a registered frame can overflow
-    # pyarrow when DuckDB pushes a filter into it (see nearindex).
-    gone = stored.join(pairs.select(on), on=on, how="anti").select("namespace", "entry_a", "entry_b")
-    with transaction(conn), registered(conn, gone_pairs=gone, new_verdicts=judged.filter(pl.col("cacheable"))):
-        conn.execute("delete from core.judged_pairs as j where j.judge <> $j or exists (select 1 from gone_pairs as g "
-                     "where g.namespace = j.namespace and g.entry_a = j.entry_a and g.entry_b = j.entry_b)",
-                     {"j": judge_version})
-        conn.execute(f"insert into core.judged_pairs select {JUDGED_PAIRS.select_list('q')} from "
-                     "(select *, $judge as judge, $as_of as as_of from new_verdicts) q",
-                     {"judge": judge_version, "as_of": as_of})
-        conn.execute("update core.judged_pairs set as_of = $as_of", {"as_of": as_of})
-        with registered(conn, detected_pairs=detected):
+    candidates = candidate_pairs(conn)
+    candidate = (f"exists (select 1 from {candidates} as c where not c.linked and c.namespace = j.namespace "
+                 "and c.entry_a = j.entry_a and c.entry_b = j.entry_b and c.pair_hash = j.pair_hash)")
+    stored = f"select * from core.judged_pairs as j where j.judge = $j and {candidate}"
+    try:
+        fresh = conn.execute(f"select namespace, entry_a, entry_b, same_subject, pair_hash from {candidates} as c "
+                             "where not linked and not exists (select 1 from core.judged_pairs as j where j.judge = $j "
+                             "and j.namespace = c.namespace and j.entry_a = c.entry_a and j.entry_b = c.entry_b "
+                             "and j.pair_hash = c.pair_hash)", {"j": judge_version}).pl()
+        texts = _read_for(conn, fresh, "e.text")
+        fresh = (fresh.join(texts.rename({"entry_id": "entry_a", "text": "text_a"}), on=["namespace", "entry_a"])
+                 .join(texts.rename({"entry_id": "entry_b", "text": "text_b"}), on=["namespace", "entry_b"]))
+        judged = _judge(fresh, cfg)
+        # the cache keeps its rows: out go the verdicts of pairs no longer candidates in that version (and
+        # another judge's), in come the new ones (rewriting all 425k rows was 0.4 s of a churn night at 1M)
+        with transaction(conn), registered(conn, new_verdicts=judged):
+            conn.execute(f"""create or replace temp table detected_pairs as
+                             select namespace, entry_a, entry_b, detector, evidence, confidence from ({stored})
+                             where detector is not null
+                             union all
+                             select namespace, entry_a, entry_b, detector, evidence, confidence from new_verdicts
+                             where detector is not null""", {"j": judge_version})
+            conn.execute(f"delete from core.judged_pairs as j where j.judge <> $j or not {candidate}",
+                         {"j": judge_version})
+            conn.execute(f"insert into core.judged_pairs select {JUDGED_PAIRS.select_list('q')} from "
+                         "(select *, $judge as judge, $as_of as as_of from new_verdicts where cacheable) q",
+                         {"judge": judge_version, "as_of": as_of})
+            conn.execute("update core.judged_pairs set as_of = $as_of", {"as_of": as_of})
             return changes.replace_recording(conn, CONTRADICTIONS, sql.load("contradictions"), {"as_of": as_of},
                                              changes.PAIR_KEYS, own_transaction=False)
+    finally:
+        for temp in (candidates, "detected_pairs"):
+            conn.execute(f"drop table if exists {temp}")
 
 
 def _read_for(conn: duckdb.DuckDBPyConnection, pairs: pl.DataFrame, column: str) -> pl.DataFrame:
