@@ -75,8 +75,14 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
         ensure_table(conn, table)
     stale, stored = conn.execute("select count(*) filter (where version <> $v), count(*) from core.entry_sources",
                                  {"v": version}).fetchone()
-    conn.execute("create or replace temp table entry_sources_now as select namespace, entry_id, "
-                 "bit_xor(hash(event_id)) as writes_hash from core.memory_writes group by namespace, entry_id")
+    # the hashes of the entries whose writes core.memory_writes' last refresh changed, when the entries
+    # were folded from the refresh before it (then the others' sets of writes are the same); of every
+    # entry otherwise
+    writes_now, before = changes.input_changes(conn, ENTRIES.qualified, version, [MEMORY_WRITES.qualified], as_of)
+    changed_writes = "semi join input_changes using (namespace, entry_id)" if before and stored and not stale else ""
+    conn.execute("create or replace temp table entry_sources_now as select namespace, entry_id, bit_xor(hash(event_id)) "
+                 f"as writes_hash from core.memory_writes {changed_writes} group by namespace, entry_id")
+    conn.execute(f"create or replace temp view entry_sources_then as select * from core.entry_sources {changed_writes}")
     for scope in ("entry_refold", "entry_scope"):
         conn.execute(f"create or replace temp table {scope} (namespace varchar, entry_id varchar)")
     try:
@@ -85,18 +91,21 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
             if stale or not stored:
                 _fold_all(conn, query, as_of)
                 replace_table(conn, ENTRY_SOURCES, sources, {"v": version, "as_of": as_of}, own_transaction=False)
-                changes.record(conn, ENTRIES.qualified, version, as_of, {}, None)
+                changes.record(conn, ENTRIES.qualified, version, as_of, writes_now, None)
             else:
                 _refold_changed(conn, query, as_of)
-                # only the refolded entries' hashes change (rewriting all of them was 0.5 s a night at 1M)
+                # only the refolded entries' hashes change (rewriting all of them was 0.5 s a night at 1M), and
+                # only those of entries whose writes changed are read
                 conn.execute("delete from core.entry_sources as s where exists (select 1 from entry_refold as r "
-                             "where r.namespace = s.namespace and r.entry_id = s.entry_id)")
+                             "where r.namespace = s.namespace and r.entry_id = s.entry_id) and exists (select 1 from "
+                             "entry_sources_then as t where t.namespace = s.namespace and t.entry_id = s.entry_id)")
                 conn.execute(f"insert into core.entry_sources select {ENTRY_SOURCES.select_list('q')} from ({sources}) q "
                              "semi join entry_refold as r using (namespace, entry_id)", {"v": version, "as_of": as_of})
                 conn.execute("update core.entry_sources set as_of = $as_of", {"as_of": as_of})
-                changes.record(conn, ENTRIES.qualified, version, as_of, {}, "select * from entry_refold")
+                changes.record(conn, ENTRIES.qualified, version, as_of, writes_now, "select * from entry_refold")
     finally:
-        for temp in ("entry_sources_now", "entry_refold", "entry_scope"):
+        conn.execute("drop view if exists entry_sources_then")
+        for temp in ("entry_sources_now", "entry_refold", "entry_scope", "input_changes"):
             conn.execute(f"drop table if exists {temp}")
     return conn.execute("select count(*) from core.entries").fetchone()[0]
 
@@ -124,7 +133,7 @@ def _refold_changed(conn, query: str, as_of: datetime) -> None:
     conn.execute("""insert into entry_refold
         with changed as (
             select coalesce(n.namespace, s.namespace) as namespace, coalesce(n.entry_id, s.entry_id) as entry_id
-            from entry_sources_now as n full outer join core.entry_sources as s using (namespace, entry_id)
+            from entry_sources_now as n full outer join entry_sources_then as s using (namespace, entry_id)
             where n.writes_hash is distinct from s.writes_hash
         ),
         targets as (  -- what a changed entry superseded before, and what its writes supersede now
