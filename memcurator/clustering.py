@@ -359,10 +359,13 @@ select namespace, entry_a as entry_id from diff
 union
 select namespace, entry_b from diff
 union
-select c.namespace, c.entry_id from core.near_duplicate_clusters as c
+select c.namespace, c.entry_id from clusters_then as c
 left join core.entries as e using (namespace, entry_id)
 where e.first_written_at is distinct from c.first_written_at
 """
+
+# What the clusters are derived from (kept by recording their changes: changes.input_changes).
+CLUSTER_INPUTS = ["core.near_duplicate_pairs", "core.contradictions", "core.entries"]
 
 # The changed entries with every member of their stored clusters. No edge leaves this set: an edge
 # from it to an entry outside is unchanged (else both ends would be changed), so it was there before
@@ -395,19 +398,30 @@ def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: dateti
     # code) are never taken for the stored edges' clusters
     stored = conn.execute("select count(*) = 2 from duckdb_tables() where schema_name = 'core' and comment = $v "
                           "and table_name in ('cluster_edges', 'near_duplicate_clusters')", {"v": version}).fetchone()[0]
-    conn.execute(f"create or replace temp table edges_now as {EDGES}")
+    # the edges of the entries whose pairs, contradictions or first write the inputs' last refreshes
+    # changed, when the clusters were derived from the refreshes before them (an edge of two other
+    # entries is the same as then); every edge otherwise
+    inputs, before = changes.input_changes(conn, NEAR_DUPLICATE_CLUSTERS.qualified, version, CLUSTER_INPUTS, as_of)
+    scope = ("semi join input_changes using (namespace, entry_id)", "where exists (select 1 from input_changes as i "
+             "where i.namespace = g.namespace and i.entry_id in (g.entry_a, g.entry_b))") if stored and before else ("", "")
+    conn.execute(f"create or replace temp table edges_now as select * from ({EDGES}) as g {scope[1]}")
+    conn.execute(f"create or replace temp view edges_then as select * from core.cluster_edges as g {scope[1]}")
+    conn.execute(f"create or replace temp view clusters_then as select * from core.near_duplicate_clusters {scope[0]}")
     try:
         with transaction(conn):
             if stored:
                 _recluster_changed(conn, as_of)
-                changes.record(conn, NEAR_DUPLICATE_CLUSTERS.qualified, version, as_of, {}, "select * from affected_nodes")
+                changes.record(conn, NEAR_DUPLICATE_CLUSTERS.qualified, version, as_of, inputs,
+                               "select * from affected_nodes")
             else:
                 _cluster_all(conn, as_of)
                 set_version(conn, CLUSTER_EDGES, version)
                 set_version(conn, NEAR_DUPLICATE_CLUSTERS, version)
-                changes.record(conn, NEAR_DUPLICATE_CLUSTERS.qualified, version, as_of, {}, None)
+                changes.record(conn, NEAR_DUPLICATE_CLUSTERS.qualified, version, as_of, inputs, None)
     finally:
-        for temp in ("edges_now", "edges_added", "edges_removed", "changed_nodes", "affected_nodes"):
+        for view in ("edges_then", "clusters_then"):
+            conn.execute(f"drop view if exists {view}")
+        for temp in ("edges_now", "edges_added", "edges_removed", "changed_nodes", "affected_nodes", "input_changes"):
             conn.execute(f"drop table if exists {temp}")
     return conn.execute("select count(*) from core.near_duplicate_clusters").fetchone()[0]
 
@@ -423,14 +437,18 @@ def _cluster_all(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None:
 def _recluster_changed(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None:
     # the edges added, removed or re-scored since the stored clusters: read once, for the changed
     # entries and to bring the stored edges up to date
-    conn.execute("create temp table edges_added as select * from edges_now except select * from core.cluster_edges")
-    conn.execute("create temp table edges_removed as select * from core.cluster_edges except select * from edges_now")
+    conn.execute("create temp table edges_added as select * from edges_now except select * from edges_then")
+    conn.execute("create temp table edges_removed as select * from edges_then except select * from edges_now")
     conn.execute(f"create temp table changed_nodes as {_CHANGED_NODES}")
     conn.execute(f"create temp table affected_nodes as {_AFFECTED}")
     entries = conn.execute("select e.namespace, e.entry_id, e.first_written_at from core.entries as e "
                            "semi join affected_nodes using (namespace, entry_id)").pl()
-    # an edge with one end in the set has the other there too
-    edges = conn.execute("select * from edges_now as g semi join affected_nodes as n "
+    # the stored edges brought up to date are this night's; an edge with one end in the set has the other there too
+    conn.execute("delete from core.cluster_edges as g where exists (select 1 from edges_removed as r "
+                 "where r.namespace = g.namespace and r.entry_a = g.entry_a and r.entry_b = g.entry_b "
+                 "and r.similarity = g.similarity)")
+    conn.execute("insert into core.cluster_edges select * from edges_added")
+    edges = conn.execute("select * from core.cluster_edges as g semi join affected_nodes as n "
                          "on n.namespace = g.namespace and n.entry_id = g.entry_a").pl()
     found = clusters(entries, edges)
     conn.execute("delete from core.near_duplicate_clusters as c where exists (select 1 from affected_nodes as n "
@@ -439,10 +457,6 @@ def _recluster_changed(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None
         conn.execute(f"insert into core.near_duplicate_clusters select {NEAR_DUPLICATE_CLUSTERS.select_list('q')} "
                      "from (select *, $as_of as as_of from frame) q", {"as_of": as_of})
     conn.execute("update core.near_duplicate_clusters set as_of = $as_of", {"as_of": as_of})
-    conn.execute("delete from core.cluster_edges as g where exists (select 1 from edges_removed as r "
-                 "where r.namespace = g.namespace and r.entry_a = g.entry_a and r.entry_b = g.entry_b "
-                 "and r.similarity = g.similarity)")
-    conn.execute("insert into core.cluster_edges select * from edges_added")
 
 
 def build_principle_proposals(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:

@@ -259,3 +259,17 @@ def test_a_recall_leaving_a_boost_window_moves_the_score(tmp_path):
             boosts.append(conn.execute("select recency_boost from core.entry_scores").fetchone()[0])
     assert boosts == [CFG.recent_boost, CFG.warm_boost, 0.0]
     assert not _refreshes(home.store)["core.entry_scores"][0]
+
+
+def test_a_late_earlier_write_moves_its_members_first_write_in_the_clusters(tmp_path):
+    """A write that reaches the log late, stamped before the member's first one, moves only its first
+    write: no pair or edge changes (the members keep their order), yet the cluster row shows the new time."""
+    from tests.unit.test_clustering import PARAPHRASES
+
+    first = [write(t, entry_id=f"e{i}", ts=ts(i), run_id=f"r{i}") for i, t in enumerate(PARAPHRASES[:3])]
+    second = [write(PARAPHRASES[2], entry_id="e2", ts=ts(1.5), run_id="r8")]
+    chained, _, _ = _two_nights(tmp_path, first, second, (5, 7))
+    with store.connect(chained.store, read_only=True) as conn:
+        moved = conn.execute("select first_written_at from core.near_duplicate_clusters where entry_id = 'e2'").fetchall()
+    assert moved == [(START + timedelta(days=1.5),)]
+    assert not _refreshes(chained.store)["core.near_duplicate_clusters"][0]
