@@ -143,14 +143,18 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
     judge_version = _judge_version(cfg)
     ensure_table(conn, JUDGED_PAIRS)
     candidates = candidate_pairs(conn)
-    candidate = (f"exists (select 1 from {candidates} as c where not c.linked and c.namespace = j.namespace "
-                 "and c.entry_a = j.entry_a and c.entry_b = j.entry_b and c.pair_hash = j.pair_hash)")
-    stored = f"select * from core.judged_pairs as j where j.judge = $j and {candidate}"
     try:
-        fresh = conn.execute(f"select namespace, entry_a, entry_b, same_subject, pair_hash from {candidates} as c "
-                             "where not linked and not exists (select 1 from core.judged_pairs as j where j.judge = $j "
-                             "and j.namespace = c.namespace and j.entry_a = c.entry_a and j.entry_b = c.entry_b "
-                             "and j.pair_hash = c.pair_hash)", {"j": judge_version}).pl()
+        # each candidate (but linked pairs) with its stored verdict, when one stands for its current versions
+        conn.execute(f"""create or replace temp table candidate_verdicts as
+                         select c.namespace, c.entry_a, c.entry_b, c.same_subject, c.pair_hash,
+                             j.entry_a is not null as judged, j.detector, j.evidence, j.confidence
+                         from {candidates} as c
+                         left join core.judged_pairs as j
+                             on j.judge = $j and j.namespace = c.namespace and j.entry_a = c.entry_a
+                             and j.entry_b = c.entry_b and j.pair_hash = c.pair_hash
+                         where not c.linked""", {"j": judge_version})
+        fresh = conn.execute("select namespace, entry_a, entry_b, same_subject, pair_hash from candidate_verdicts "
+                             "where not judged").pl()
         texts = _read_for(conn, fresh, "e.text")
         fresh = (fresh.join(texts.rename({"entry_id": "entry_a", "text": "text_a"}), on=["namespace", "entry_a"])
                  .join(texts.rename({"entry_id": "entry_b", "text": "text_b"}), on=["namespace", "entry_b"]))
@@ -158,14 +162,15 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
         # the cache keeps its rows: out go the verdicts of pairs no longer candidates in that version (and
         # another judge's), in come the new ones (rewriting all 425k rows was 0.4 s of a churn night at 1M)
         with transaction(conn), registered(conn, new_verdicts=judged):
-            conn.execute(f"""create or replace temp table detected_pairs as
-                             select namespace, entry_a, entry_b, detector, evidence, confidence from ({stored})
-                             where detector is not null
-                             union all
-                             select namespace, entry_a, entry_b, detector, evidence, confidence from new_verdicts
-                             where detector is not null""", {"j": judge_version})
-            conn.execute(f"delete from core.judged_pairs as j where j.judge <> $j or not {candidate}",
-                         {"j": judge_version})
+            conn.execute("""create or replace temp table detected_pairs as
+                            select namespace, entry_a, entry_b, detector, evidence, confidence from candidate_verdicts
+                            where judged and detector is not null
+                            union all
+                            select namespace, entry_a, entry_b, detector, evidence, confidence from new_verdicts
+                            where detector is not null""")
+            conn.execute("delete from core.judged_pairs as j where j.judge <> $j or not exists (select 1 from "
+                         "candidate_verdicts as v where v.judged and v.namespace = j.namespace and v.entry_a = j.entry_a "
+                         "and v.entry_b = j.entry_b and v.pair_hash = j.pair_hash)", {"j": judge_version})
             conn.execute(f"insert into core.judged_pairs select {JUDGED_PAIRS.select_list('q')} from "
                          "(select *, $judge as judge, $as_of as as_of from new_verdicts where cacheable) q",
                          {"judge": judge_version, "as_of": as_of})
@@ -173,7 +178,7 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
             return changes.replace_recording(conn, CONTRADICTIONS, sql.load("contradictions"), {"as_of": as_of},
                                              changes.PAIR_KEYS, own_transaction=False)
     finally:
-        for temp in (candidates, "detected_pairs"):
+        for temp in (candidates, "candidate_verdicts", "detected_pairs"):
             conn.execute(f"drop table if exists {temp}")
 
 
