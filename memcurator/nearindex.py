@@ -6,11 +6,13 @@ LSH band keys of its MinHash signature, and the knobs in force. It carries no ni
 stands while its entry is unchanged, and stamping a million rows with list columns each night cost
 about a second (DuckDB rewrites such rows to update them).
 
-A night compares each entry's fingerprint with the index, in DuckDB: the unchanged entries never
-leave the store unless a changed one needs them. Unchanged entries keep their keys and their verified
+A night compares the fingerprints of the entries core.entries' last refresh changed with the index
+(of every entry, unless the index was derived from the refresh before it), in DuckDB: the unchanged
+entries never leave the store unless a changed one needs them. Unchanged entries keep their keys and their verified
 near-duplicate pairs among themselves (a pair depends only on its two entries). Only changed and new
 entries are shingled and hashed, and only their band keys are joined against the stored band keys
-(unnested in DuckDB) to find new candidates, which are verified exactly. The copy groups (same set
+(unnested in DuckDB; salted with the namespace and the band, so the key alone is joined) to find new
+candidates, which are verified exactly. The copy groups (same set
 key) that changed entries join or leave are regrouped, so a group crossing the star cap is paired
 again in its new shape; the exact pairs of other groups are kept. With no
 index, other knobs, or more than ``incremental_max_changed_share`` of the entries changed, the
@@ -185,8 +187,9 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
                          "where n.present and not n.kept").pl()
     fresh, vocabulary = clustering.with_text_keys(fresh, cfg)
     hashed = fresh.filter(pl.col("shingles").list.len() > 0)
-    hashed = hashed.with_columns(pl.Series("band_keys", clustering.stored_band_keys(hashed["namespace"], clustering.band_keys_of(
-        minhash.token_rows(hashed["shingles"], vocabulary), cfg))).cast(pl.List(pl.UInt64)))
+    keys = clustering.band_keys_of(minhash.token_rows(hashed["shingles"], vocabulary), cfg)
+    hashed = hashed.with_columns(pl.Series("band_keys", clustering.stored_band_keys(hashed["namespace"], keys))
+                                 .cast(pl.List(pl.UInt64)))
     fresh_bands = (hashed.select("namespace", "entry_id", "band_keys")
                    .with_columns(pl.int_ranges(0, pl.col("band_keys").list.len(), dtype=pl.Int16).alias("band"))
                    .explode("band_keys", "band").rename({"band_keys": "key"}))
@@ -209,7 +212,7 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
     try:
         # the unchanged entries sharing a band key with a changed one (their band keys are the stored band
         # index): the salted keys are joined alone, and the index rows they name read after (unnesting
-        # every row's namespace and entry id with its keys took four times as long)
+        # every row's namespace and entry id with its keys took twice as long)
         partners = conn.execute(
             """with stored as (
                    select rowid as stored_row, unnest(band_keys) as key from core.near_duplicate_index
