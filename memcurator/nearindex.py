@@ -242,10 +242,14 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
             conn.execute(
                 """create or replace temp table pairs_gone as
                    select namespace, entry_a, entry_b from core.near_duplicate_pairs as p
-                   where exists (select 1 from leaving as a where a.namespace = p.namespace
-                                 and a.entry_id in (p.entry_a, p.entry_b))
-                      or (method = 'exact' and exists (select 1 from regrouped_members as m
-                                                       where m.namespace = p.namespace and m.entry_id = p.entry_a))""")
+                   semi join leaving as a on a.namespace = p.namespace and a.entry_id = p.entry_a
+                   union
+                   select namespace, entry_a, entry_b from core.near_duplicate_pairs as p
+                   semi join leaving as a on a.namespace = p.namespace and a.entry_id = p.entry_b
+                   union
+                   select namespace, entry_a, entry_b from core.near_duplicate_pairs as p
+                   semi join regrouped_members as m on m.namespace = p.namespace and m.entry_id = p.entry_a
+                   where method = 'exact'""")  # (three semi joins: one with "or" and "in" took three times as long)
         kept_pairs = pl.DataFrame(schema=clustering._PAIR_SCHEMA) if delta else conn.execute(
             """with standing as (
                    select p.* from core.near_duplicate_pairs as p
