@@ -360,7 +360,7 @@ union
 select namespace, entry_b from diff
 union
 select c.namespace, c.entry_id from clusters_then as c
-left join core.entries as e using (namespace, entry_id)
+left join entries_now as e using (namespace, entry_id)
 where e.first_written_at is distinct from c.first_written_at
 """
 
@@ -402,11 +402,12 @@ def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: dateti
     # changed, when the clusters were derived from the refreshes before them (an edge of two other
     # entries is the same as then); every edge otherwise
     inputs, before = changes.input_changes(conn, NEAR_DUPLICATE_CLUSTERS.qualified, version, CLUSTER_INPUTS, as_of)
-    scope = ("semi join input_changes using (namespace, entry_id)", "where exists (select 1 from input_changes as i "
-             "where i.namespace = g.namespace and i.entry_id in (g.entry_a, g.entry_b))") if stored and before else ("", "")
-    conn.execute(f"create or replace temp table edges_now as select * from ({EDGES}) as g {scope[1]}")
-    conn.execute(f"create or replace temp view edges_then as select * from core.cluster_edges as g {scope[1]}")
-    conn.execute(f"create or replace temp view clusters_then as select * from core.near_duplicate_clusters {scope[0]}")
+    scoped = stored and before is not None
+    conn.execute(f"create or replace temp table edges_now as {_touching(f'({EDGES})', scoped)}")
+    conn.execute(f"create or replace temp table edges_then as {_touching('core.cluster_edges', scoped)}")
+    changed = "semi join input_changes using (namespace, entry_id)" if scoped else ""
+    conn.execute(f"create or replace temp view clusters_then as select * from core.near_duplicate_clusters {changed}")
+    conn.execute(f"create or replace temp view entries_now as select * from core.entries {changed}")
     try:
         with transaction(conn):
             if stored:
@@ -419,9 +420,10 @@ def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: dateti
                 set_version(conn, NEAR_DUPLICATE_CLUSTERS, version)
                 changes.record(conn, NEAR_DUPLICATE_CLUSTERS.qualified, version, as_of, inputs, None)
     finally:
-        for view in ("edges_then", "clusters_then"):
+        for view in ("clusters_then", "entries_now"):
             conn.execute(f"drop view if exists {view}")
-        for temp in ("edges_now", "edges_added", "edges_removed", "changed_nodes", "affected_nodes", "input_changes"):
+        for temp in ("edges_now", "edges_then", "edges_added", "edges_removed", "changed_nodes", "affected_nodes",
+                     "input_changes"):
             conn.execute(f"drop table if exists {temp}")
     return conn.execute("select count(*) from core.near_duplicate_clusters").fetchone()[0]
 
@@ -432,6 +434,15 @@ def _cluster_all(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None:
     replace_table_from_frame(conn, NEAR_DUPLICATE_CLUSTERS, found, "select *, $as_of as as_of from frame",
                              {"as_of": as_of}, own_transaction=False)
     replace_table(conn, CLUSTER_EDGES, "select * from edges_now", own_transaction=False)
+
+
+def _touching(edges: str, scoped: bool) -> str:
+    """The edges of ``edges`` (a table or a parenthesised query) with an end in input_changes, or all.
+    (The inputs record both ends of a changed pair, so either end would do today; both are read.)"""
+    if not scoped:
+        return f"select * from {edges}"
+    return " union ".join(f"select g.* from {edges} as g semi join input_changes as i "
+                          f"on i.namespace = g.namespace and i.entry_id = g.{end}" for end in ("entry_a", "entry_b"))
 
 
 def _recluster_changed(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None:
