@@ -122,6 +122,8 @@ def input_changes(conn: duckdb.DuckDBPyConnection, table: str, version: str, inp
 
 
 ENTRY_KEY = ("namespace", "entry_id")
+# A read of a per-entry table narrowed to the entries the inputs changed (after input_changes).
+OF_CHANGED_ENTRIES = "semi join input_changes using (namespace, entry_id)"
 
 
 def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, version: str,

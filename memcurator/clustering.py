@@ -405,7 +405,7 @@ def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: dateti
     scoped = stored and before is not None
     conn.execute(f"create or replace temp table edges_now as {_touching(f'({EDGES})', scoped)}")
     conn.execute(f"create or replace temp table edges_then as {_touching('core.cluster_edges', scoped)}")
-    changed = "semi join input_changes using (namespace, entry_id)" if scoped else ""
+    changed = changes.OF_CHANGED_ENTRIES if scoped else ""
     conn.execute(f"create or replace temp view clusters_then as select * from core.near_duplicate_clusters {changed}")
     conn.execute(f"create or replace temp view entries_now as select * from core.entries {changed}")
     try:

@@ -79,7 +79,7 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
     # were folded from the refresh before it (then the others' sets of writes are the same); of every
     # entry otherwise
     writes_now, before = changes.input_changes(conn, ENTRIES.qualified, version, [MEMORY_WRITES.qualified], as_of)
-    changed_writes = "semi join input_changes using (namespace, entry_id)" if before and stored and not stale else ""
+    changed_writes = changes.OF_CHANGED_ENTRIES if before and stored and not stale else ""
     conn.execute("create or replace temp table entry_sources_now as select namespace, entry_id, bit_xor(hash(event_id)) "
                  f"as writes_hash from core.memory_writes {changed_writes} group by namespace, entry_id")
     conn.execute(f"create or replace temp view entry_sources_then as select * from core.entry_sources {changed_writes}")

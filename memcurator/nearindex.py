@@ -67,15 +67,14 @@ FINGERPRINT = "hash(norm_text, tags, first_written_at)"
 # the set key the index holds for it, whether it is an entry tonight (present), whether the index holds
 # it (indexed), under this night's knobs (same_knobs) and unchanged (kept: same fingerprint, same
 # knobs). The entries compared are every entry, or those core.entries' last refresh changed when the
-# index was derived from the refresh before it (SCOPED): the others are unchanged. A temp table the
+# index was derived from the refresh before it (scoped): the others are unchanged. A temp table the
 # incremental night reads several times; only changed and new entries leave DuckDB, unchanged ones only
 # where a changed one needs them.
 INDEX_NAME = NEAR_DUPLICATE_INDEX.qualified
-SCOPED = "semi join input_changes using (namespace, entry_id)"
 
 
 def night_entries(scoped: bool) -> str:
-    scope = SCOPED if scoped else ""
+    scope = changes.OF_CHANGED_ENTRIES if scoped else ""
     return f"""
 create or replace temp table night_entries as
 with fingerprinted as (
