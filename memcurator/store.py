@@ -40,6 +40,11 @@ def memory_limit() -> str:
 
 @contextmanager
 def connect(path: Path | str, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    # DuckDB names the database after its file: a file named like one of the store's schemas makes every
+    # name in that schema ambiguous ("Ambiguous reference to catalog or schema")
+    if Path(path).stem in SCHEMAS:
+        raise ValueError(f"{path}: a store cannot be named after one of its schemas ({', '.join(SCHEMAS)}); "
+                         "name the file otherwise (the CLI uses store.duckdb)")
     conn = duckdb.connect(str(path), read_only=read_only)
     try:
         conn.execute("SET TimeZone = 'UTC'")

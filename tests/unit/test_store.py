@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memcurator import store
+from memcurator.tables import ENTRIES
 
 
 def test_memory_limit_defaults_to_2_5gb_and_follows_the_environment(monkeypatch):
@@ -30,3 +31,14 @@ def test_a_table_version_is_stored_as_given_even_with_quotes():
         store.set_version(conn, MEMORY_WRITES, "v'1; drop table core.memory_writes")
         assert conn.execute("select comment from duckdb_tables() where table_name = 'memory_writes'").fetchone() == (
             "v'1; drop table core.memory_writes",)
+
+
+@pytest.mark.parametrize("name", ["core", "work"])
+def test_a_store_named_after_one_of_its_schemas_is_refused_with_the_reason(tmp_path, name):
+    # DuckDB would name the database after the file, and core.<table> would be ambiguous
+    with pytest.raises(ValueError, match="named after one of its schemas"):
+        with store.connect(tmp_path / f"{name}.duckdb"):
+            pass
+    assert not (tmp_path / f"{name}.duckdb").exists()
+    with store.connect(tmp_path / "store.duckdb") as conn:
+        store.ensure_table(conn, ENTRIES)
