@@ -27,15 +27,16 @@ by_subject as (
 ),
 
 by_similarity as (
-    select distinct p.namespace,
-        case when x.t < y.t or (x.t = y.t and x.entry_id < y.entry_id) then x.entry_id else y.entry_id end as entry_a,
-        case when x.t < y.t or (x.t = y.t and x.entry_id < y.entry_id) then y.entry_id else x.entry_id end as entry_b,
-        false as same_subject,
-        case when x.t < y.t or (x.t = y.t and x.entry_id < y.entry_id) then x.last_event_id else y.last_event_id end as event_a,
-        case when x.t < y.t or (x.t = y.t and x.entry_id < y.entry_id) then y.last_event_id else x.last_event_id end as event_b
-    from core.near_duplicate_pairs as p
-    inner join entries as x on x.namespace = p.namespace and x.entry_id = p.entry_a
-    inner join entries as y on y.namespace = p.namespace and y.entry_id = p.entry_b
+    select distinct namespace,
+        if(x_first, x_id, y_id) as entry_a, if(x_first, y_id, x_id) as entry_b, false as same_subject,
+        if(x_first, x_event, y_event) as event_a, if(x_first, y_event, x_event) as event_b
+    from (
+        select p.namespace, x.entry_id as x_id, y.entry_id as y_id, x.last_event_id as x_event,
+            y.last_event_id as y_event, x.t < y.t or (x.t = y.t and x.entry_id < y.entry_id) as x_first
+        from core.near_duplicate_pairs as p
+        inner join entries as x on x.namespace = p.namespace and x.entry_id = p.entry_a
+        inner join entries as y on y.namespace = p.namespace and y.entry_id = p.entry_b
+    )
 ),
 
 pairs as (
