@@ -128,7 +128,7 @@ OF_CHANGED_ENTRIES = "semi join input_changes using (namespace, entry_id)"
 
 def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, version: str,
                     inputs: list[str], scope: str = "", after: list[str] = (), compare: str = "",
-                    key: tuple[str, ...] = ENTRY_KEY, entries: str = "") -> int:
+                    key: tuple[str, ...] = ENTRY_KEY, entries: str = "", written: str = "") -> int:
     """Keep a table by deriving again only the rows whose inputs changed.
 
     ``query`` derives every row when $all is true, and otherwise only the rows whose ``key`` is in the
@@ -138,11 +138,15 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
     rows are written either way (to set what depends on $as_of for every row). ``compare`` lists the
     columns that count as a change of a row (default: all but as_of); ``entries`` reads the temp table
     changed_rows (the rows changed, in those columns) for the entries to record as changed (default: the
-    key's)."""
+    key's). A stored row derived again is updated in place when it differs in ``written`` (default: all
+    columns but as_of; leave out what the ``after`` statements set), not deleted and inserted: a checkpoint
+    compacts the row groups that many deletes leave sparse, rewriting their rows (on a million rows, 1.2 s
+    for 38k rows deleted and inserted again against 0.2 s updated)."""
     ensure_table(conn, table)
     used = lambda statement, extra={}: params_used(statement, {**params, **extra})  # noqa: E731,B006
     now, before = input_changes(conn, table.qualified, version, inputs, params["as_of"])
     cols = compare or ", ".join(c for c in table.column_names if c != "as_of")
+    written = written or ", ".join(c for c in table.column_names if c != "as_of")
     keys = ", ".join(key)
     conn.execute(f"create or replace temp table stage_scope as select {keys} from {table.qualified} limit 0")
     try:
@@ -163,9 +167,16 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
                          f"semi join stage_scope using ({keys})")
             conn.execute(f"create or replace temp table stage_rows as select {table.select_list('q')} "
                          f"from ({query}) q", used(query, {"all": False}))
+            # rows of the scope no longer derived go, new ones come, and those derived otherwise are updated
+            # in place (the ones derived as they are stored stay as they are)
             match = " and ".join(f"s.{k} = t.{k}" for k in key)
-            conn.execute(f"delete from {table.qualified} as t where exists (select 1 from stage_scope as s where {match})")
-            conn.execute(f"insert into {table.qualified} select * from stage_rows")
+            conn.execute(f"delete from {table.qualified} where rowid in (select t.rowid from {table.qualified} as t "
+                         f"semi join stage_scope using ({keys}) anti join stage_rows using ({keys}))")
+            conn.execute(f"insert into {table.qualified} select * from stage_rows anti join stage_old using ({keys})")
+            values = ", ".join(f"{c} = s.{c}" for c in table.column_names if c not in key)
+            conn.execute(f"update {table.qualified} as t set {values} from (select * from stage_rows semi join "
+                         f"(select {written} from stage_rows except select {written} from stage_old) using ({keys})) "
+                         f"as s where {match}")
             conn.execute(f"update {table.qualified} set as_of = $as_of", {"as_of": params["as_of"]})
             for statement in after:
                 conn.execute(statement, used(statement))

@@ -158,11 +158,10 @@ def build_entry_lifecycle(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg:
     query, dated, scope = sql.load("entry_lifecycle"), sql.load("entry_lifecycle_dated"), sql.load("entry_lifecycle_scope")
     version = code_version("entry_lifecycle", query, dated, scope, ENTRY_LIFECYCLE.ddl(), duckdb.__version__,
                            json.dumps({k: v for k, v in params.items() if k != "as_of"}, sort_keys=True))
-    # a change of a row is a change of anything but the night's date, what counts days to it and when
-    # the rules look at the entry next (no stage reads these)
-    compare = ", ".join("case when rule in ('session_material_idle', 'decay') then '' else reason end as reason"
-                        if c == "reason" else c for c in ENTRY_LIFECYCLE.column_names
-                        if c not in ("as_of", "idle_days", "age_days", "next_change_at"))
+    # a row is written again when anything but what the night's date sets (entry_lifecycle_dated.sql)
+    # differs; a change of it is that, but for when the rules look at the entry next (no stage reads it)
+    written = [("case when rule in ('session_material_idle', 'decay') then '' else reason end as reason"
+                if c == "reason" else c) for c in ENTRY_LIFECYCLE.column_names if c not in ("as_of", "idle_days", "age_days")]
     return changes.refresh_entries(conn, ENTRY_LIFECYCLE, query, params, version, LIFECYCLE_INPUTS,
                                    scope=scope, after=[s for s in dated.split(";") if s.strip()],
-                                   compare=compare)
+                                   compare=", ".join(c for c in written if c != "next_change_at"), written=", ".join(written))

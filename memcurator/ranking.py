@@ -109,11 +109,11 @@ def build_recall_view(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: Cur
     of their namespaces are set again after (a row's rank is not a change of it in work.changes)."""
     query, ranks, scope = sql.load("recall_view"), sql.load("recall_view_ranks"), sql.load("recall_view_scope")
     version = code_version("recall_view", query, ranks, scope, RECALL_RANKING.ddl(), duckdb.__version__)
+    unranked = ", ".join(c for c in RECALL_RANKING.column_names if c not in ("rank", "as_of"))
     count = changes.refresh_entries(conn, RECALL_RANKING, query, {"as_of": as_of}, version,
                                     ["core.entry_lifecycle", "core.entry_scores", "core.entries", "core.entry_usage",
                                      "core.contradictions", "core.principle_proposals"],
-                                    scope=scope, after=[ranks],
-                                    compare=", ".join(c for c in RECALL_RANKING.column_names if c not in ("rank", "as_of")))
+                                    scope=scope, after=[ranks], compare=unranked, written=unranked)
     with transaction(conn):
         create_recall_view(conn)
     return count
