@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from memcurator import text
 
@@ -74,7 +75,8 @@ def token_rows(lists: pl.Series, vocabulary: pl.Series | None = None) -> TokenRo
     return TokenRows(lists.explode().drop_nulls().to_numpy().astype(np.int64), text.list_offsets(lists), vocabulary)
 
 
-def signatures(shingles: pl.Series | TokenRows, num_perm: int = 128, seed: int = 1) -> np.ndarray:
+def signatures(shingles: pl.Series | TokenRows, num_perm: int = 128, seed: int = 1,
+               use_compiled: bool | None = None) -> np.ndarray:
     """(n_docs, num_perm) uint32 signatures; a document without shingles gets the all-max signature."""
     rows = shingles if isinstance(shingles, TokenRows) else token_rows(shingles)
     sig = np.empty((len(rows), num_perm), dtype=np.uint32)
@@ -84,28 +86,70 @@ def signatures(shingles: pl.Series | TokenRows, num_perm: int = 128, seed: int =
     mixed = np.zeros(len(rows.vocabulary), dtype=np.uint32)
     mixed[used] = _fmix32(hash_tokens(rows.vocabulary.filter(pl.Series(used)).to_list()))
     a, b = permutations(num_perm, seed)
-    _kernels().min_hashes(rows.codes, rows.offsets, mixed, a, b, sig)
+    if text.compiled(len(rows), use_compiled):
+        _kernels().min_hashes(rows.codes, rows.offsets, mixed, a, b, sig)
+    else:
+        _min_hashes(rows.codes, rows.offsets, mixed, a, b, sig)
     return sig
 
 
-def band_keys(sig: np.ndarray, bands: int) -> np.ndarray:
+BLOCK_TOKENS = 1 << 14  # tokens whose permuted hashes numpy holds at once (8 MB at 128 permutations)
+
+
+def _min_hashes(codes: np.ndarray, offsets: np.ndarray, mixed: np.ndarray, a: np.ndarray, b: np.ndarray,
+                out: np.ndarray) -> None:
+    """kernels.min_hashes in numpy: the permuted hashes of a block of whole documents' tokens (uint32
+    arithmetic wraps mod 2^32 as the kernel's truncation does), each document's minimum by reduceat
+    along the tokens (one row per permutation: reduced along the other axis it took 3-7x as long)."""
+    out[:] = np.uint32(0xFFFFFFFF)
+    n, start = len(offsets) - 1, 0
+    while start < n:
+        end = max(int(np.searchsorted(offsets, offsets[start] + BLOCK_TOKENS, side="right")) - 1, start + 1)
+        end = min(end, n)
+        first = offsets[start]
+        lengths = np.diff(offsets[start:end + 1])
+        if lengths.sum():
+            permuted = a[:, None] * mixed[codes[first:offsets[end]]][None, :] + b[:, None]
+            starts = (offsets[start:end] - first)[lengths > 0]
+            out[start:end][lengths > 0] = np.minimum.reduceat(permuted, starts, axis=1).T
+        start = end
+
+
+def band_keys(sig: np.ndarray, bands: int, use_compiled: bool | None = None) -> np.ndarray:
     """(n_docs, bands) uint64 keys, one per band of ``rows = num_perm / bands`` values."""
     n, num_perm = sig.shape
     if num_perm % bands:
         raise ValueError(f"bands ({bands}) must divide the number of permutations ({num_perm})")
     key = np.empty((n, bands), dtype=np.uint64)
-    _kernels().band_keys(sig, num_perm // bands, key)
+    if text.compiled(n, use_compiled):
+        _kernels().band_keys(sig, num_perm // bands, key)
+        return key
+    # kernels.band_keys over all documents and bands at once (uint64 arithmetic wraps as the kernel's)
+    values = sig.reshape(n, bands, num_perm // bands).astype(np.uint64)
+    key[:] = 0
+    for r in range(values.shape[2]):
+        key = ((key * np.uint64(0x100000001B3)) ^ values[:, :, r]) * np.uint64(0x9E3779B97F4A7C15)
     return key
 
 
-def jaccard_of_pairs(codes: np.ndarray, offsets: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def jaccard_of_pairs(codes: np.ndarray, offsets: np.ndarray, a: np.ndarray, b: np.ndarray,
+                     use_compiled: bool | None = None) -> np.ndarray:
     """Exact Jaccard of row pairs (a[i], b[i]) of a CSR token matrix: row r holds the distinct token codes
-    ``codes[offsets[r]:offsets[r + 1]]``. Each row is sorted (in a copy), then the two rows of each pair merged."""
+    ``codes[offsets[r]:offsets[r + 1]]``. Each row is sorted (in a copy), then the two rows of each pair
+    merged; a small batch intersects the pairs' lists in polars instead."""
+    a, b = a.astype(np.int64), b.astype(np.int64)
+    if not text.compiled(len(a), use_compiled):
+        lists = pl.Series(pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), pa.array(codes, pa.int64())))
+        shared = (pl.DataFrame({"x": lists.gather(a), "y": lists.gather(b)})
+                  .select(pl.col("x").list.set_intersection("y").list.len())
+                  .to_series().to_numpy().astype(np.int64))
+        size = (offsets[a + 1] - offsets[a]) + (offsets[b + 1] - offsets[b])
+        return shared / (size - shared)
     codes = np.array(codes, dtype=np.int64)
     kernels = _kernels()
     kernels.sort_rows(codes, offsets)
     out = np.empty(len(a), dtype=np.float64)
-    kernels.merge_jaccard(codes, offsets, a.astype(np.int64), b.astype(np.int64), out)
+    kernels.merge_jaccard(codes, offsets, a, b, out)
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -11,6 +12,10 @@ import pyarrow as pa
 
 WORD = r"\w+"
 PART_TEXTS = 20_000  # the compiled scan splits a column into parts of at least this many texts
+# A smaller batch (texts, documents or pairs) is read without the compiled loops (polars and numpy),
+# unless the process has loaded them: importing numba and loading the loops costs a process 1.2-1.6 s,
+# more than the uncompiled code takes for the thousands of entries an incremental night changes.
+COMPILED_FROM = 50_000
 # Function words carry no topic: with them, short templated sentences about different things
 # ("the timeout of ledger is 20 seconds" / "... of billing-api ...") look like duplicates.
 STOPWORDS = ["a", "an", "the", "is", "are", "was", "were", "be", "been", "of", "to", "in", "on", "at", "and",
@@ -63,14 +68,20 @@ class ShingleCodes:
                                                            [None, pa.py_buffer(self.rows)], children=[values]))
 
 
-def shingle_codes(texts: pl.Series, words: int = 1, drop_stopwords: bool = False) -> ShingleCodes:
+def compiled(batch: int, choice: bool | None = None) -> bool:
+    """Whether a batch of this size goes through the compiled loops (``choice``, when given, decides)."""
+    return choice if choice is not None else batch >= COMPILED_FROM or "memcurator.kernels" in sys.modules
+
+
+def shingle_codes(texts: pl.Series, words: int = 1, drop_stopwords: bool = False,
+                  use_compiled: bool | None = None) -> ShingleCodes:
     """shingle_column's shingles, numbered, without a string per occurrence: single words of ASCII
     texts are read by one compiled scan (memcurator/kernels.py); texts with other characters (whose
-    words are Unicode's) and word n-grams go through shingle_column and are numbered against the same
-    vocabulary. Same shingles, same order as shingle_column (tests/unit/test_text.py); at 1M texts of
-    60 words the scan takes ~2.7 s on two cores where the regex, stopword filter, de-duplication,
-    numbering and set keys took ~15 s."""
-    if words != 1:
+    words are Unicode's), word n-grams and small batches go through shingle_column and are numbered
+    against the same vocabulary. Same shingles, same order as shingle_column (tests/unit/test_text.py);
+    at 1M texts of 60 words the scan takes ~2.7 s on two cores where the regex, stopword filter,
+    de-duplication, numbering and set keys took ~15 s."""
+    if words != 1 or not compiled(len(texts), use_compiled):
         return number_lists(shingle_column(texts, words, drop_stopwords))
     from memcurator import kernels  # numba: only a process that shingles pays its import
 

@@ -19,10 +19,15 @@ TEXTS = [
 ]
 
 
+# The compiled loops and the numpy code a small batch takes (memcurator.text.compiled) give the same numbers.
+PATHS = pytest.mark.parametrize("use_compiled", [True, False], ids=["compiled", "numpy"])
+
+
+@PATHS
 @pytest.mark.parametrize("num_perm", [16, 128])
-def test_signatures_equal_datasketch_bit_for_bit(num_perm):
+def test_signatures_equal_datasketch_bit_for_bit(num_perm, use_compiled):
     shingles = shingle_column(pl.Series(TEXTS), 1)
-    ours = minhash.signatures(shingles, num_perm=num_perm)
+    ours = minhash.signatures(shingles, num_perm=num_perm, use_compiled=use_compiled)
     for row, tokens in zip(ours, shingles.to_list()):
         reference = MinHash(num_perm=num_perm, seed=1)
         for t in tokens:
@@ -30,12 +35,16 @@ def test_signatures_equal_datasketch_bit_for_bit(num_perm):
         assert np.array_equal(row, reference.hashvalues.astype(np.uint32))
 
 
-def test_many_documents_equal_datasketch():
-    # hundreds of documents of varied length, empty ones among them: every row computed in parallel
+@PATHS
+def test_many_documents_equal_datasketch(use_compiled, monkeypatch):
+    # hundreds of documents of varied length, empty ones among them (the first and the last too): every
+    # row computed in parallel, or in numpy in blocks of a few documents
+    monkeypatch.setattr(minhash, "BLOCK_TOKENS", 97)
     rng = np.random.default_rng(7)
     words = [f"w{i}" for i in range(500)]
     docs = [sorted(set(rng.choice(words, int(k)))) if k else [] for k in rng.integers(0, 40, 300)]
-    ours = minhash.signatures(pl.Series(docs, dtype=pl.List(pl.String)), num_perm=64)
+    docs[0] = docs[-1] = docs[150] = []
+    ours = minhash.signatures(pl.Series(docs, dtype=pl.List(pl.String)), num_perm=64, use_compiled=use_compiled)
     for row, tokens in zip(ours, docs):
         reference = MinHash(num_perm=64, seed=1)
         for t in tokens:
@@ -43,9 +52,10 @@ def test_many_documents_equal_datasketch():
         assert np.array_equal(row, reference.hashvalues.astype(np.uint32))
 
 
-def test_band_keys_fold_each_band_of_rows():
+@PATHS
+def test_band_keys_fold_each_band_of_rows(use_compiled):
     sig = np.random.default_rng(3).integers(0, 1 << 32, (5, 8), dtype=np.uint64).astype(np.uint32)
-    keys = minhash.band_keys(sig, 2)
+    keys = minhash.band_keys(sig, 2, use_compiled)
     mask = (1 << 64) - 1
     for d in range(5):
         for band in range(2):
@@ -54,7 +64,7 @@ def test_band_keys_fold_each_band_of_rows():
                 key = (((key * 0x100000001B3) & mask) ^ int(value)) * 0x9E3779B97F4A7C15 & mask
             assert int(keys[d, band]) == key
     with pytest.raises(ValueError, match="must divide"):
-        minhash.band_keys(sig, 3)
+        minhash.band_keys(sig, 3, use_compiled)
 
 
 @pytest.mark.parametrize(
@@ -96,8 +106,12 @@ def test_candidates_stay_inside_their_group():
     assert pairs.rows() == [(0, 1), (2, 3)]
 
 
-def test_verify_gives_exact_jaccard_and_drops_docs_without_shingles():
+@PATHS
+def test_verify_gives_exact_jaccard_and_drops_docs_without_shingles(use_compiled, monkeypatch):
+    from memcurator import text
     from memcurator.clustering import verify
+
+    monkeypatch.setattr(text, "compiled", lambda batch, choice=None: use_compiled)
 
     rng = np.random.default_rng(11)
     words = [f"w{i}" for i in range(60)]

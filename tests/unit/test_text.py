@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
+
 import numpy as np
 import polars as pl
 import pytest
@@ -32,16 +35,27 @@ def decoded(codes) -> list[list[str]]:
     return [[vocabulary[c] for c in row] for row in codes.lists.to_list()]
 
 
+@pytest.mark.parametrize("use_compiled", [True, False], ids=["compiled", "small-batch"])
 @pytest.mark.parametrize("drop_stopwords", [False, True])
 @pytest.mark.parametrize("words", [1, 2])
-def test_codes_decode_to_the_regex_path_shingles(words, drop_stopwords):
+def test_codes_decode_to_the_regex_path_shingles(words, drop_stopwords, use_compiled):
     texts = pl.Series(HOSTILE, dtype=pl.String)
-    assert decoded(shingle_codes(texts, words, drop_stopwords)) == \
+    assert decoded(shingle_codes(texts, words, drop_stopwords, use_compiled)) == \
         shingle_column(texts, words, drop_stopwords).to_list()
 
 
+def test_a_small_batch_is_read_without_the_compiled_loops(monkeypatch):
+    monkeypatch.delitem(sys.modules, "memcurator.kernels", raising=False)
+    assert not text.compiled(text.COMPILED_FROM - 1) and text.compiled(text.COMPILED_FROM)
+    assert text.compiled(1, True) and not text.compiled(10 ** 9, False)
+    codes = shingle_codes(pl.Series(["b a b", "a c"]))
+    assert "memcurator.kernels" not in sys.modules and decoded(codes) == [["b", "a"], ["a", "c"]]
+    monkeypatch.setitem(sys.modules, "memcurator.kernels", importlib.import_module("memcurator.kernels"))
+    assert text.compiled(1)  # loaded: every batch takes them
+
+
 def test_codes_number_each_distinct_shingle_once():
-    codes = shingle_codes(pl.Series(["b a b", "a c", "ünï a"]))
+    codes = shingle_codes(pl.Series(["b a b", "a c", "ünï a"]), use_compiled=True)
     assert codes.vocabulary.is_unique().all()
     assert codes.lists.to_list() == [[0, 1], [1, 2], [3, 1]]  # Unicode words appended after the ASCII scan's
 
@@ -58,10 +72,10 @@ def test_many_texts_equal_the_regex_path(part_texts, monkeypatch):
     texts[17] = "ünïcode " + texts[17]
     texts[3999] = "ending in ü"
     series = pl.Series(texts)
-    codes = shingle_codes(series, 1, True)
+    codes = shingle_codes(series, 1, True, use_compiled=True)
     assert decoded(codes) == shingle_column(series, 1, True).to_list()
     monkeypatch.setattr(text, "PART_TEXTS", 10 ** 9)
-    whole = shingle_codes(series, 1, True)
+    whole = shingle_codes(series, 1, True, use_compiled=True)
     assert codes.lists.to_list() == whole.lists.to_list()
     assert codes.vocabulary.to_list() == whole.vocabulary.to_list()
 
