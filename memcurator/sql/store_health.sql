@@ -60,10 +60,11 @@ redactions as (
 ),
 
 redundancy as (
-    -- (the stored ranking, not the view: the view reads every text)
-    select v.namespace, count(*) - count(distinct coalesce(c.cluster_id, v.entry_id)) as redundant
+    -- active entries beyond the first of each cluster (an entry outside clusters counts once either way,
+    -- so only the clustered ones are joined); the stored ranking, not the view: the view reads every text
+    select v.namespace, count(*) - count(distinct c.cluster_id) as redundant
     from mart.recall_ranking as v
-    left join core.near_duplicate_clusters as c using (namespace, entry_id)
+    inner join core.near_duplicate_clusters as c using (namespace, entry_id)
     where v.tier = 'active'
     group by v.namespace
 )

@@ -154,6 +154,15 @@ def test_redundant_below_the_noise_floor_leaves_recall_but_stays_readable(conn, 
     assert conn.execute("select count(*) from core.entries").fetchone()[0] == 12  # nothing destroyed
 
 
+def test_the_duplicate_rate_counts_active_entries_beyond_the_first_of_their_cluster(conn, home):
+    # four active paraphrases in one cluster and one unrelated entry: three of five are redundant
+    lines = lesson_lines() + [write("prefer idempotent retries for the billing webhooks", entry_id="other", ts=at(3))]
+    derive(conn, home, lines)
+    assert conn.execute("select count(*) from core.entry_lifecycle where state = 'active'").fetchone()[0] == 5
+    assert conn.execute("select count(distinct cluster_id), count(*) from core.near_duplicate_clusters").fetchone() == (1, 4)
+    assert conn.execute("select duplicate_rate from mart.store_health").fetchall() == [(3 / 5,)]
+
+
 def test_approval_is_refused_while_members_conflict(conn, home):
     import typer
 
