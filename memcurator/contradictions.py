@@ -168,9 +168,11 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
                             union all
                             select namespace, entry_a, entry_b, detector, evidence, confidence from new_verdicts
                             where detector is not null""")
-            conn.execute("delete from core.judged_pairs as j where j.judge <> $j or not exists (select 1 from "
-                         "candidate_verdicts as v where v.judged and v.namespace = j.namespace and v.entry_a = j.entry_a "
-                         "and v.entry_b = j.entry_b and v.pair_hash = j.pair_hash)", {"j": judge_version})
+            # the verdicts tonight's candidates did not read go (an anti join by rowid: a correlated "not
+            # exists" with "or" took 0.31-0.36 s on 377k verdicts, this 0.12 s)
+            conn.execute("delete from core.judged_pairs where rowid in (select j.rowid from core.judged_pairs as j "
+                         "anti join (select namespace, entry_a, entry_b, pair_hash, $j as judge from candidate_verdicts "
+                         "where judged) using (namespace, entry_a, entry_b, pair_hash, judge))", {"j": judge_version})
             conn.execute(f"insert into core.judged_pairs select {JUDGED_PAIRS.select_list('q')} from "
                          "(select *, $judge as judge, $as_of as as_of from new_verdicts where cacheable) q",
                          {"judge": judge_version, "as_of": as_of})
