@@ -104,14 +104,12 @@ def _min_hashes(codes: np.ndarray, offsets: np.ndarray, mixed: np.ndarray, a: np
     out[:] = np.uint32(0xFFFFFFFF)
     n, start = len(offsets) - 1, 0
     while start < n:
-        end = max(int(np.searchsorted(offsets, offsets[start] + BLOCK_TOKENS, side="right")) - 1, start + 1)
-        end = min(end, n)
-        first = offsets[start]
-        lengths = np.diff(offsets[start:end + 1])
-        if lengths.sum():
+        # the documents whose tokens end within BLOCK_TOKENS of this one's first (one at least)
+        end = min(max(int(np.searchsorted(offsets, offsets[start] + BLOCK_TOKENS, side="right")) - 1, start + 1), n)
+        first, present = offsets[start], np.diff(offsets[start:end + 1]) > 0
+        if present.any():
             permuted = a[:, None] * mixed[codes[first:offsets[end]]][None, :] + b[:, None]
-            starts = (offsets[start:end] - first)[lengths > 0]
-            out[start:end][lengths > 0] = np.minimum.reduceat(permuted, starts, axis=1).T
+            out[start:end][present] = np.minimum.reduceat(permuted, (offsets[start:end] - first)[present], axis=1).T
         start = end
 
 
