@@ -128,13 +128,14 @@ OF_CHANGED_ENTRIES = "semi join input_changes using (namespace, entry_id)"
 
 def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, version: str,
                     inputs: list[str], scope: str = "", after: list[str] = (), compare: str = "",
-                    key: tuple[str, ...] = ENTRY_KEY, entries: str = "", written: str = "") -> int:
+                    key: tuple[str, ...] = ENTRY_KEY, entries: str = "", written: str = "",
+                    scope_key: tuple[str, ...] = ()) -> int:
     """Keep a table by deriving again only the rows whose inputs changed.
 
-    ``query`` derives every row when $all is true, and otherwise only the rows whose ``key`` is in the
-    temp table stage_scope. For a table keyed by entry the scope is what the inputs changed (temp table
-    input_changes) together with ``scope``'s rows; for another key, ``scope``'s rows alone (a query that
-    may read input_changes and $since, the night last derived). The statements of ``after`` run after the
+    ``query`` derives every row when $all is true, and otherwise only the rows whose ``scope_key`` (default:
+    ``key``) is in the temp table stage_scope. For a table scoped by entry the scope is what the inputs
+    changed (temp table input_changes) together with ``scope``'s rows; otherwise ``scope``'s rows alone (a
+    query that may read input_changes and $since, the night last derived). The statements of ``after`` run after the
     rows are written either way (to set what depends on $as_of for every row). ``compare`` lists the
     columns that count as a change of a row (default: all but as_of); ``entries`` reads the temp table
     changed_rows (the rows changed, in those columns) for the entries to record as changed (default: the
@@ -147,8 +148,8 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
     now, before = input_changes(conn, table.qualified, version, inputs, params["as_of"])
     undated = ", ".join(c for c in table.column_names if c != "as_of")
     cols, written = compare or undated, written or undated
-    keys = ", ".join(key)
-    conn.execute(f"create or replace temp table stage_scope as select {keys} from {table.qualified} limit 0")
+    keys, scoped = ", ".join(key), ", ".join(scope_key or key)
+    conn.execute(f"create or replace temp table stage_scope as select {scoped} from {table.qualified} limit 0")
     try:
         with transaction(conn):
             if before is None:
@@ -158,20 +159,20 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
                 set_version(conn, table, version)
                 record(conn, table.qualified, version, params["as_of"], now, None)
                 return count
-            if key == ENTRY_KEY:
+            if (scope_key or key) == ENTRY_KEY:
                 conn.execute("insert into stage_scope select * from input_changes")
             if scope:
                 conn.execute(f"insert into stage_scope {scope}", used(scope, {"since": before.as_of}))
             conn.execute("create or replace temp table stage_scope as select distinct * from stage_scope")
             conn.execute(f"create or replace temp table stage_old as select * from {table.qualified} "
-                         f"semi join stage_scope using ({keys})")
+                         f"semi join stage_scope using ({scoped})")
             conn.execute(f"create or replace temp table stage_rows as select {table.select_list('q')} "
                          f"from ({query}) q", used(query, {"all": False}))
             # rows of the scope no longer derived go, new ones come, and those derived otherwise are updated
             # in place (the ones derived as they are stored stay as they are)
             match = " and ".join(f"s.{k} = t.{k}" for k in key)
             conn.execute(f"delete from {table.qualified} where rowid in (select t.rowid from {table.qualified} as t "
-                         f"semi join stage_scope using ({keys}) anti join stage_rows using ({keys}))")
+                         f"semi join stage_scope using ({scoped}) anti join stage_rows using ({keys}))")
             conn.execute(f"insert into {table.qualified} select * from stage_rows anti join stage_old using ({keys})")
             values = ", ".join(f"{c} = s.{c}" for c in table.column_names if c not in key)
             conn.execute(f"update {table.qualified} as t set {values} from (select * from stage_rows semi join "
@@ -180,7 +181,7 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
             conn.execute(f"update {table.qualified} set as_of = $as_of", {"as_of": params["as_of"]})
             for statement in after:
                 conn.execute(statement, used(statement))
-            new = f"select {cols} from {table.qualified} semi join stage_scope using ({keys})"
+            new = f"select {cols} from {table.qualified} semi join stage_scope using ({scoped})"
             conn.execute(f"create or replace temp table changed_rows as ({new} except select {cols} from stage_old) "
                          f"union all (select {cols} from stage_old except {new})")
             record(conn, table.qualified, version, params["as_of"], now,

@@ -483,7 +483,8 @@ def build_principle_proposals(conn: duckdb.DuckDBPyConnection, as_of: datetime, 
          "core.memory_writes", "core.contradictions"],
         scope=scope, key=("namespace", "cluster_id"),
         entries="select namespace, unnest(members) as entry_id from changed_rows "
-                "union all select namespace, principle_id from changed_rows")
+                "union all select namespace, principle_id from changed_rows "
+                "union all select namespace, cluster_id from changed_rows")  # the audit log's entity
 
 
 def build_entry_importance(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:

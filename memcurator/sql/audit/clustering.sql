@@ -1,4 +1,6 @@
--- Audit part: every principle proposal with its status, and every redundancy penalty.
+-- Audit part: every principle proposal with its status, and every redundancy penalty. Kept by entity
+-- (memcurator/audit.py): unless $all, only the clusters and entries of the temp table stage_scope. The
+-- rows dated by the night (a proposal still proposed, a penalty) are set to it for every row after.
 select
     namespace,
     'cluster' as entity_kind,
@@ -13,10 +15,11 @@ select
     case when status = 'proposed'
         then member_count || ' near-duplicates (verified Jaccard >= ' || $threshold || '); canonical ' || canonical_entry_id
         else status || ' by ' || coalesce(decided_by, '?') || ': ' || coalesce(decision_reason, '') end as reason,
-    coalesce(decided_at, as_of) as decided_at,
+    case status when 'proposed' then as_of else decided_at end as decided_at,
     case status when 'approved' then 'memcurator review unmerge' else 'memcurator review approve/reject' end
         as reversible_by
 from core.principle_proposals
+where $all or (namespace, cluster_id) in (select namespace, entity_id from stage_scope)
 
 union all
 
@@ -27,4 +30,4 @@ select
     later_similar_writes || ' later near-duplicates lowered importance to ' || round(importance, 3),
     as_of, 'derived each night: removing the later writes (purge) or unmerging restores it'
 from core.entry_importance
-where later_similar_writes > 0
+where later_similar_writes > 0 and ($all or (namespace, entry_id) in (select namespace, entity_id from stage_scope))
