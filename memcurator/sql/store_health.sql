@@ -52,10 +52,11 @@ injected as (
 ),
 
 redactions as (
-    -- events whose credentials were redacted at ingest, so far
+    -- events whose credentials were redacted at ingest, so far (the events of raw.events whose payload
+    -- carries the mark, kept by health_history.keep_redacted_events)
     select namespace, count(*) as secrets_redacted
-    from raw.events
-    where ts < $as_of and contains(data, '[REDACTED:')
+    from work.redacted_events
+    where ts < $as_of
     group by namespace
 ),
 

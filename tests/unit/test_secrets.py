@@ -6,9 +6,10 @@ from datetime import datetime
 
 import pytest
 
-from memcurator import ingest
+from memcurator import ingest, store
 from memcurator.config import CurationConfig
 from memcurator.night import derive_night
+from memcurator.purge import purge
 from memcurator.recall import recall
 from tests.conftest import write, write_jsonl
 
@@ -55,3 +56,35 @@ def test_no_table_quarantine_or_recall_result_holds_a_secret(conn, home):
     conn.close()
     for hit in recall("ledger credential", "ns-a", home.store, k=20):
         assert not any(leak in hit.text for leak in LEAKS)
+
+
+def _redacted_so_far(home, night: datetime) -> tuple[int, int]:
+    """After the night: the store health's count, and the count read from every payload of the log."""
+    with store.connect(home.store) as conn:
+        ingest.ingest_landing(conn, home.landing, home.lake, CurationConfig())
+        derive_night(conn, night)
+        kept = conn.execute("select sum(secrets_redacted) from mart.store_health where as_of = ?", [night]).fetchone()[0]
+        read = conn.execute("select count(*) from raw.events where ts < ? and contains(data, '[REDACTED:')",
+                            [night]).fetchone()[0]
+    return kept, read
+
+
+def test_the_redaction_count_follows_new_files_and_purges(home):
+    """The count reads only the payloads of files it has not read (work.redacted_events): a new file
+    adds to it, a purge takes its events out of it (some of a file's, or all), an event after the night
+    waits for its night."""
+    secrets = list(SECRETS.values())
+    write_jsonl(home.landing / "a.jsonl", [
+        write(f"note {i}: the ledger credential is {s}", entry_id=f"a{i}", ts="2026-11-20T00:00:00Z",
+              user_id="bob" if i < 2 else "ann") for i, s in enumerate(secrets[:5])] + [write("a plain lesson")])
+    first, second = datetime(2026, 11, 30), datetime(2026, 12, 5)
+    assert _redacted_so_far(home, first) == (5, 5)
+    write_jsonl(home.landing / "b.jsonl", [
+        write(f"later {i}: the ledger credential is {s}", entry_id=f"b{i}", user_id="cy",
+              ts="2026-12-01T00:00:00Z" if i == 2 else "2026-11-25T00:00:00Z") for i, s in enumerate(secrets[5:8])])
+    assert _redacted_so_far(home, first) == (7, 7)
+    purge(home, "user_id", "bob", "asked to be forgotten")
+    assert _redacted_so_far(home, first) == (5, 5)
+    assert _redacted_so_far(home, second) == (6, 6)
+    purge(home, "user_id", "cy", "asked to be forgotten")  # all of b.jsonl
+    assert _redacted_so_far(home, second) == (3, 3)
