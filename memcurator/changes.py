@@ -20,7 +20,7 @@ from datetime import datetime
 
 import duckdb
 
-from memcurator.store import ensure_table, params_used, replace_table, set_version, transaction
+from memcurator.store import ensure_table, params_used, replace_table, set_version, table_exists, transaction
 from memcurator.tables import NS, C, Table, register
 
 REFRESHES = register(Table(
@@ -71,11 +71,14 @@ def ensure(conn: duckdb.DuckDBPyConnection) -> None:
 
 
 def forget(conn: duckdb.DuckDBPyConnection) -> None:
-    """Drop the bookkeeping: the next night derives every tracked table in full (after the derived
-    tables were written by something other than their stages, such as a merge of shards)."""
+    """Drop the bookkeeping: the next night derives every tracked table in full, and the tables kept by
+    event read the log against their rows again (after the derived tables were written by something
+    other than their stages, such as a merge of shards)."""
     ensure(conn)
     conn.execute("delete from work.refreshes")
     conn.execute("delete from work.changes")
+    if table_exists(conn, "work", "event_reads"):  # entries.EVENT_READS
+        conn.execute("delete from work.event_reads")
 
 
 def record(conn: duckdb.DuckDBPyConnection, table: str, version: str, as_of: datetime,
@@ -95,7 +98,7 @@ def record(conn: duckdb.DuckDBPyConnection, table: str, version: str, as_of: dat
 
 
 def recorder(conn: duckdb.DuckDBPyConnection, table: Table, version: str, as_of: datetime):
-    """The ``record`` callback of store.refresh_table for ``table``."""
+    """The ``record`` callback of entries.refresh_per_event for ``table``."""
     return lambda changed: record(conn, table.qualified, version, as_of, {}, changed)
 
 

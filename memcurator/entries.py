@@ -12,7 +12,7 @@ from datetime import date, datetime, time, timedelta
 import duckdb
 
 from memcurator import changes, sql
-from memcurator.store import code_version, ensure_table, refresh_table, replace_table, transaction
+from memcurator.store import code_version, ensure_table, params_used, replace_table, set_version, transaction
 from memcurator.tables import (AS_OF, CHECKS, ENTRIES, ENTRY, ENTRY_USAGE, MEMORY_WRITES, NS, RECALL_RESULTS, RUNS,
                                C, Table, register)
 
@@ -41,13 +41,91 @@ def build_memory_writes(conn, as_of: datetime, cfg=None) -> int:
     version is the table's comment), the night deletes the rows of writes no longer in the log or
     not before ``as_of``, parses only the writes not in the table yet, and stamps ``as_of``; otherwise
     it rebuilds the table. A row depends only on its event, so both give the same table (tested)."""
-    query = sql.load("memory_writes")
-    return refresh_table(conn, MEMORY_WRITES, query, {"as_of": as_of}, memory_writes_version(), KEPT_EVENT_GONE,
-                         changes.recorder(conn, MEMORY_WRITES, memory_writes_version(), as_of))
+    return refresh_per_event(conn, MEMORY_WRITES, sql.load("memory_writes"), as_of, memory_writes_version(),
+                             "memory.write")
 
 
-# The rows of a per-event table that a night drops: events not before as_of, or no longer in the log.
-KEPT_EVENT_GONE = "p.ts >= $as_of or not exists (select 1 from raw.events as e where e.event_id = p.event_id)"
+EVENT_READS = register(Table(
+    "work", "event_reads",
+    "One row per (table kept by event, landing file): how many of the file's events of the table's type there "
+    "were when the table (core.memory_writes, core.recall_results, core.checks) last read the log, and the night.",
+    (
+        C("table_name", "VARCHAR", "The table (schema.name).", False),
+        C("source_file", "VARCHAR", "Landing file.", False),
+        C("events", "BIGINT", "Its events of the table's type (any time).", False),
+        C("as_of", "TIMESTAMP", "The night the table was derived for.", False),
+    ),
+    key=("table_name", "source_file"),
+))
+
+
+def refresh_per_event(conn: duckdb.DuckDBPyConnection, table: Table, query: str, as_of: datetime, version: str,
+                      event_type: str) -> int:
+    """Keep a table of rows per event of ``event_type`` before ``as_of`` across nights.
+
+    ``query`` derives the rows of the events in the temp table refresh_events. When the table was
+    built under ``version`` (its comment), the night deletes the rows of events at or after ``as_of``
+    and derives the events it has not read: those of the landing files whose count of events grew
+    since (a file is ingested once, in one transaction) and those the night's date moved into view.
+    A file with fewer events than read (a purge) makes it delete the rows of every event gone from
+    the log. Finding the events by a join of the table with the whole log took 0.4 s each way at 1M
+    writes; by file, 0.03 s. Otherwise it rebuilds the table. A row depends only on its event, so
+    both give the same table (tested); the entries of the rows deleted or added are recorded as
+    changed (changes.record), none after a rebuild."""
+    ensure_table(conn, table)
+    ensure_table(conn, EVENT_READS)
+    params = {"as_of": as_of, "type": event_type, "t": table.qualified}
+    same = conn.execute("select comment = $v from duckdb_tables() where schema_name = $s and table_name = $n",
+                        {"v": version, "s": table.schema, "n": table.name}).fetchone()[0]
+    record = changes.recorder(conn, table, version, as_of)
+    _run(conn, "create or replace temp table refresh_files as select source_file, count(*) as events "
+               "from raw.events where type = $type group by source_file", params)
+    try:
+        with transaction(conn):
+            if same:
+                count = _read_new_events(conn, table, query, params, record)
+            else:
+                _run(conn, "create or replace temp table refresh_events as select event_id from raw.events "
+                           "where type = $type and ts < $as_of", params)
+                count = replace_table(conn, table, query, {"as_of": as_of}, own_transaction=False)
+                set_version(conn, table, version)
+                record(None)
+            _run(conn, "delete from work.event_reads where table_name = $t", params)
+            _run(conn, "insert into work.event_reads select $t, source_file, events, $as_of from refresh_files", params)
+            return count
+    finally:
+        for temp in ("refresh_files", "refresh_events", "refresh_gone", "refresh_new"):
+            conn.execute(f"drop table if exists {temp}")
+
+
+def _run(conn: duckdb.DuckDBPyConnection, statement: str, params: dict) -> duckdb.DuckDBPyConnection:
+    return conn.execute(statement, params_used(statement, params))
+
+
+def _read_new_events(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, record) -> int:
+    read = "(select source_file, events, as_of from work.event_reads where table_name = $t)"
+    before = _run(conn, f"select max(as_of) from {read}", params).fetchone()[0]
+    shrunk = _run(conn, f"select count(*) from {read} as r left join refresh_files as f using (source_file) "
+                        "where f.events is null or f.events < r.events", params).fetchone()[0]
+    gone = "p.ts >= $as_of" + (" or not exists (select 1 from raw.events as e where e.event_id = p.event_id)"
+                               if shrunk else "")
+    _run(conn, f"create or replace temp table refresh_gone as select p.rowid as row_id, p.namespace, p.entry_id "
+               f"from {table.qualified} as p where {gone}", params)
+    conn.execute(f"delete from {table.qualified} where rowid in (select row_id from refresh_gone)")
+    # the events of the files that grew (every file, when the table read none before) and those the
+    # night's date moved into view, less those read (found first: in one statement DuckDB hashed the
+    # table's 1M event ids, 0.23-0.33 s, against 0.03 s for the anti join of the few found)
+    window = " or ts >= $before" if before is not None else ""
+    _run(conn, f"create or replace temp table refresh_events as select event_id from raw.events "
+               f"where type = $type and ts < $as_of and (source_file in (select source_file from refresh_files "
+               f"anti join {read} as r using (source_file, events)){window})", {**params, "before": before})
+    conn.execute(f"create or replace temp table refresh_events as select event_id from refresh_events "
+                 f"anti join {table.qualified} using (event_id)")
+    _run(conn, f"create or replace temp table refresh_new as select {table.select_list('q')} from ({query}) q", params)
+    conn.execute(f"insert into {table.qualified} select * from refresh_new")
+    _run(conn, f"update {table.qualified} set as_of = $as_of", params)
+    record("select namespace, entry_id from refresh_gone union all select namespace, entry_id from refresh_new")
+    return conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
 
 
 ENTRY_SOURCES = register(Table(
@@ -158,19 +236,18 @@ def _refold_changed(conn, query: str, as_of: datetime) -> None:
 def build_recall_results(conn, as_of: datetime, cfg=None) -> int:
     """Unnests the results of each memory.recall event, parsing only events not in the table yet (as
     core.memory_writes does)."""
-    return _refresh_per_event(conn, RECALL_RESULTS, "recall_results", as_of)
+    return _refresh_per_event(conn, RECALL_RESULTS, "recall_results", as_of, "memory.recall")
 
 
 def build_checks(conn, as_of: datetime, cfg=None) -> int:
     """Flattens each memory.check event, parsing only events not in the table yet."""
-    return _refresh_per_event(conn, CHECKS, "checks", as_of)
+    return _refresh_per_event(conn, CHECKS, "checks", as_of, "memory.check")
 
 
-def _refresh_per_event(conn, table: Table, query_name: str, as_of: datetime) -> int:
+def _refresh_per_event(conn, table: Table, query_name: str, as_of: datetime, event_type: str) -> int:
     query = sql.load(query_name)
     version = code_version(query_name, query, table.ddl(), duckdb.__version__)
-    return refresh_table(conn, table, query, {"as_of": as_of}, version, KEPT_EVENT_GONE,
-                         changes.recorder(conn, table, version, as_of))
+    return refresh_per_event(conn, table, query, as_of, version, event_type)
 
 
 def build_runs(conn, as_of: datetime, cfg=None) -> int:

@@ -128,39 +128,6 @@ def set_version(conn: duckdb.DuckDBPyConnection, table: Table, version: str) -> 
     conn.execute(f"comment on table {table.qualified} is '{version.replace(chr(39), chr(39) * 2)}'")
 
 
-def refresh_table(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, version: str,
-                  stale: str, record: Callable[[str | None], None] | None = None) -> int:
-    """Keep a per-entry table's rows across nights. When the table was built under ``version`` (its comment),
-    delete the rows the ``stale`` condition (on alias p) names, insert the rows of ``query`` (which must
-    skip rows still there) and stamp ``as_of``, in one transaction; otherwise rebuild it from ``query``.
-    ``record``, when given, is called in the transaction with a query of the (namespace, entry_id) of
-    the rows deleted or inserted, or with None after a rebuild."""
-    ensure_table(conn, table)
-    same = conn.execute("select comment = $v from duckdb_tables() where schema_name = $s and table_name = $t",
-                        {"v": version, "s": table.schema, "t": table.name}).fetchone()[0]
-    used = lambda statement: params_used(statement, params)  # noqa: E731
-    if not same:
-        with transaction(conn):  # the query sees the new, empty table
-            count = replace_table(conn, table, query, used(query), own_transaction=False)
-            set_version(conn, table, version)
-            if record:
-                record(None)
-        return count
-    with transaction(conn):
-        conn.execute(f"create or replace temp table refresh_gone as select p.rowid as row_id, p.namespace, p.entry_id "
-                     f"from {table.qualified} as p where {stale}", used(stale))
-        conn.execute(f"delete from {table.qualified} where rowid in (select row_id from refresh_gone)")
-        conn.execute(f"create or replace temp table refresh_new as select {table.select_list('q')} from ({query}) q",
-                     used(query))
-        conn.execute(f"insert into {table.qualified} select * from refresh_new")
-        conn.execute(f"update {table.qualified} set as_of = $as_of", {"as_of": params["as_of"]})
-        if record:
-            record("select namespace, entry_id from refresh_gone union all select namespace, entry_id from refresh_new")
-        conn.execute("drop table refresh_gone")
-        conn.execute("drop table refresh_new")
-    return conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
-
-
 @contextmanager
 def registered(conn: duckdb.DuckDBPyConnection, **frames) -> Iterator[duckdb.DuckDBPyConnection]:
     """Polars frames (or Arrow tables) readable by name in the block's queries, unregistered after it."""

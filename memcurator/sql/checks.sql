@@ -1,5 +1,5 @@
--- One row per memory.check event with ts < $as_of. Checks already in core.checks are not parsed again
--- (the builder keeps the table only when this query built it).
+-- One row per memory.check event of the temp table refresh_events (every check with ts < $as_of, or
+-- those not read yet: entries.refresh_per_event).
 select
     event_id,
     namespace,
@@ -11,6 +11,5 @@ select
     data::json ->> '$.corrected_by' as corrected_by,
     $as_of as as_of
 from raw.events
-anti join core.checks using (event_id)
-where type = 'memory.check' and ts < $as_of
+semi join refresh_events using (event_id)
 order by ts, event_id

@@ -1,24 +1,16 @@
--- One row per memory.write event with ts < $as_of, payload flattened.
--- The payload is parsed once: every field comes from one multi-path extraction. Writes already in
--- core.memory_writes are not parsed again (the builder keeps the table only when this query built it).
--- The new writes are found on the narrow columns first and their payloads read after: a correlated
--- "not exists" read every payload of the log before the anti join (0.5-0.9 s of a 1 %-churn night at
--- 1M writes, against 0.1-0.25 s this way).
-with fresh as (
-    select event_id
-    from raw.events
-    anti join core.memory_writes using (event_id)
-    where type = 'memory.write' and ts < $as_of
-),
-
-writes as materialized (
+-- One row per memory.write event of the temp table refresh_events (the builder's: every write with
+-- ts < $as_of, or those not read yet; entries.refresh_per_event), payload flattened.
+-- The payload is parsed once: every field comes from one multi-path extraction. Only the payloads of
+-- those events are read: a correlated "not exists" read every payload of the log before the anti join
+-- (0.5-0.9 s of a 1 %-churn night at 1M writes).
+with writes as materialized (
     select
         event_id, namespace, ts, run_id, agent_id, actor,
         json_extract_string(data, ['$.text', '$.entry_id', '$.class', '$.importance', '$.trust', '$.generality',
                                    '$.supersedes', '$.reason', '$.valid_from', '$.valid_until']) as v,
         json_extract(data, '$.tags') as tags_json
     from raw.events
-    semi join fresh using (event_id)
+    semi join refresh_events using (event_id)
 ),
 
 texts as (

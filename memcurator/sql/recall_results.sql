@@ -1,13 +1,12 @@
--- One row per (recall event, returned entry) with ts < $as_of. Recalls already in core.recall_results
--- are not parsed again (the builder keeps the table only when this query built it).
+-- One row per (recall event, returned entry) of the recalls of the temp table refresh_events (every
+-- recall with ts < $as_of, or those not read yet: entries.refresh_per_event).
 with recalls as (
     select
         event_id, namespace, ts, run_id, agent_id,
         data::json ->> '$.query' as query,
         from_json(data::json -> '$.results', '[{"entry_id":"VARCHAR","rank":"INTEGER","injected":"BOOLEAN"}]') as results
     from raw.events
-    anti join core.recall_results using (event_id)
-    where type = 'memory.recall' and ts < $as_of
+    semi join refresh_events using (event_id)
 ),
 
 returned as (

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from memcurator import entries, ingest
+from memcurator import changes, entries, ingest
 from memcurator.config import CurationConfig
 from tests.conftest import ev, write, write_jsonl
 
@@ -122,6 +122,20 @@ def test_writes_are_flattened_once_and_the_table_is_the_full_parse(conn, home):
     build(conn, home, [write("late note", entry_id="late", ts="2026-11-02T12:00:00Z")], as_of=datetime(2026, 11, 8))
     got = {r[0] for r in conn.execute("select entry_id from core.memory_writes").fetchall()}
     assert "e2" not in got and "late" in got
+    assert conn.execute("select * from core.memory_writes order by all").fetchall() == _full_parse(conn, datetime(2026, 11, 8))
+
+
+def test_writes_written_by_another_path_are_read_against_the_log_again(conn, home):
+    """After a merge of shards wrote the table (here: for an earlier night, its reads of the log left as
+    they were), changes.forget makes the next night read the log against the rows it finds."""
+    days = [f"2026-11-0{d}T10:00:00Z" for d in range(1, 8)]
+    build(conn, home, [write(f"note {k}", entry_id=f"e{k}", ts=ts) for k, ts in enumerate(days)], as_of=datetime(2026, 11, 6))
+    reads = conn.execute("select * from work.event_reads").fetchall()
+    entries.build_memory_writes(conn, datetime(2026, 11, 3))  # what the merge wrote
+    conn.execute("delete from work.event_reads")
+    conn.executemany("insert into work.event_reads values (?, ?, ?, ?)", reads)
+    changes.forget(conn)
+    entries.build_memory_writes(conn, datetime(2026, 11, 8))
     assert conn.execute("select * from core.memory_writes order by all").fetchall() == _full_parse(conn, datetime(2026, 11, 8))
 
 
