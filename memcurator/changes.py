@@ -138,9 +138,10 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
     ``query`` derives every row when $all is true, and otherwise only the rows whose ``scope_key`` (default:
     ``key``) is in the temp table stage_scope. For a table scoped by entry the scope is what the inputs
     changed (temp table input_changes) together with ``scope``'s rows; otherwise ``scope``'s rows alone (a
-    query that may read input_changes and $since, the night last derived). The statements of ``after`` run after the
-    rows are written either way (to set what depends on $as_of for every row). ``compare`` lists the
-    columns that count as a change of a row (default: all but as_of); ``entries`` reads the temp table
+    query that may read input_changes and $since, the night last derived). The statements of ``after`` run
+    after the rows are written either way (to set what depends on $as_of for every row; they leave the
+    scope's rows as ``query`` derived them in ``compare``'s columns). ``compare`` lists the columns that
+    count as a change of a row (default: all but as_of; a part of ``written``); ``entries`` reads the temp table
     changed_rows (the rows changed, in those columns) for the entries to record as changed (default: the
     key's). A stored row derived again is updated in place when it differs in ``written`` (default: all
     columns but as_of; leave out what the ``after`` statements set), not deleted and inserted: a checkpoint
@@ -184,7 +185,9 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
             conn.execute(f"update {table.qualified} set as_of = $as_of", {"as_of": params["as_of"]})
             for statement in after:
                 conn.execute(statement, used(statement))
-            new = f"select {cols} from {table.qualified} semi join stage_scope using ({scoped})"
+            # the scope's rows now are the rows derived, in those columns (the rows not written differ from
+            # them only outside ``written``): compared without reading the table again
+            new = f"select {cols} from stage_rows"
             conn.execute(f"create or replace temp table changed_rows as ({new} except select {cols} from stage_old) "
                          f"union all (select {cols} from stage_old except {new})")
             record(conn, table.qualified, version, params["as_of"], now,
