@@ -38,61 +38,82 @@ def recall_event(entry_id, days_before, namespace="ns-a"):
 LESSON = "prefer small reversible changes to configuration"
 
 
-@pytest.mark.parametrize(
-    "lines, expected",
-    [
-        # idle exactly max_idle_days (30) and narrow: the boundary archives
-        ([write(LESSON, entry_id="e", ts=at(30), data={"generality": 0.5})], ("archived", "decay")),
-        # a second short of 30 idle days: still active
-        ([write(LESSON, entry_id="e", ts=at(29.99999), data={"generality": 0.5})], ("active", "in_use")),
-        # generality exactly min_generality (1): not below it, so never archived for being quiet
-        ([write(LESSON, entry_id="e", ts=at(200), data={"generality": 1.0})], ("active", "in_use")),
-        # just under min_generality and idle: archived
-        ([write(LESSON, entry_id="e", ts=at(40), data={"generality": 0.99})], ("archived", "decay")),
-        # AND, not OR: a broad principle quiet for 100 days stays
-        ([write(LESSON, entry_id="e", ts=at(100), cls="principle", data={"generality": 3})], ("active", "in_use")),
-        # AND, not OR: a narrow entry recalled 2 days ago stays
-        ([write(LESSON, entry_id="e", ts=at(100), data={"generality": 0.2}), recall_event("e", 2)], ("active", "in_use")),
-        # importance missing means 1.0: an old, broad entry is never archived on importance alone
-        ([write(LESSON, entry_id="e", ts=at(300), data={"generality": 2})], ("active", "in_use")),
-        # old AND unimportant: archived by retention
-        ([write(LESSON, entry_id="e", ts=at(31), data={"generality": 2, "importance": 0.1})],
-         ("archived", "retention_old_and_unimportant")),
-        # unimportant but young: kept
-        ([write(LESSON, entry_id="e", ts=at(5), data={"generality": 2, "importance": 0.1})], ("active", "in_use")),
-        # identity facts are permanent whatever their idleness or generality
-        ([write("the user's name is alice", entry_id="e", cls="identity", ts=at(400), data={"generality": 0})],
-         ("active", "in_use")),
-        # operational state expires after operational_ttl_days (7)
-        ([write("deploy queue has 5 pending jobs", entry_id="e", cls="operational", ts=at(7))], ("expired", "operational_ttl")),
-        ([write("deploy queue has 5 pending jobs", entry_id="e", cls="operational", ts=at(6.9))], ("held", "admission")),
-        # validity is about the fact: valid_until in the past expires it, in the future does not
-        ([write("billing is owned by team vega", entry_id="e", cls="relationship", ts=at(20),
-                data={"valid_until": at(1)})], ("expired", "validity_ended")),
-        ([write("billing is owned by team vega", entry_id="e", cls="relationship", ts=at(20),
-                data={"valid_until": at(-10)})], ("active", "in_use")),
-        # config facts are not expired by age: they ask to be re-verified
-        ([write("the ledger timeout is 30 seconds", entry_id="e", cls="config", ts=at(90))], ("reverify", "reverify_age")),
-        # ... and a recent passing check clears that
-        ([write("the ledger timeout is 30 seconds", entry_id="e", cls="config", ts=at(90)),
-          ev("memory.check", {"entry_id": "e", "status": "pass"}, ts=at(10))], ("active", "in_use")),
-        # episodic records are readable as cases, not recalled as knowledge
-        ([write("agent helped the user migrate the billing tables", entry_id="e", cls="episodic", ts=at(3))],
-         ("case", "episodic_class")),
-        ([write("agent helped the user migrate the billing tables", entry_id="e", cls="episodic", ts=at(91))],
-         ("archived", "case_too_old")),
-        ([write("agent helped the user migrate the billing tables", entry_id="e", cls="episodic", ts=at(3),
-                data={"trust": 0.1})], ("archived", "case_low_trust")),
-        # admission: a temporal deictic fails "durable"; a one-off run result fails "reusable"; chatter fails all
-        ([write("the staging cluster is slow today", entry_id="e", ts=at(1))], ("held", "admission")),
-        ([write("run r12345 failed on ticket #991", entry_id="e", ts=at(1))], ("held", "admission")),
-        ([write("thanks!", entry_id="e", ts=at(1))], ("held", "admission")),
-        # a lead-in like "learned today:" is not a statement about time
-        ([write("learned today: pin the client version before upgrading", entry_id="e", ts=at(1))], ("active", "in_use")),
-    ],
-)
+RULE_CASES = [
+    # idle exactly max_idle_days (30) and narrow: the boundary archives
+    ([write(LESSON, entry_id="e", ts=at(30), data={"generality": 0.5})], ("archived", "decay")),
+    # a second short of 30 idle days: still active
+    ([write(LESSON, entry_id="e", ts=at(29.99999), data={"generality": 0.5})], ("active", "in_use")),
+    # generality exactly min_generality (1): not below it, so never archived for being quiet
+    ([write(LESSON, entry_id="e", ts=at(200), data={"generality": 1.0})], ("active", "in_use")),
+    # just under min_generality and idle: archived
+    ([write(LESSON, entry_id="e", ts=at(40), data={"generality": 0.99})], ("archived", "decay")),
+    # AND, not OR: a broad principle quiet for 100 days stays
+    ([write(LESSON, entry_id="e", ts=at(100), cls="principle", data={"generality": 3})], ("active", "in_use")),
+    # AND, not OR: a narrow entry recalled 2 days ago stays
+    ([write(LESSON, entry_id="e", ts=at(100), data={"generality": 0.2}), recall_event("e", 2)], ("active", "in_use")),
+    # importance missing means 1.0: an old, broad entry is never archived on importance alone
+    ([write(LESSON, entry_id="e", ts=at(300), data={"generality": 2})], ("active", "in_use")),
+    # old AND unimportant: archived by retention
+    ([write(LESSON, entry_id="e", ts=at(31), data={"generality": 2, "importance": 0.1})],
+     ("archived", "retention_old_and_unimportant")),
+    # unimportant but young: kept
+    ([write(LESSON, entry_id="e", ts=at(5), data={"generality": 2, "importance": 0.1})], ("active", "in_use")),
+    # identity facts are permanent whatever their idleness or generality
+    ([write("the user's name is alice", entry_id="e", cls="identity", ts=at(400), data={"generality": 0})],
+     ("active", "in_use")),
+    # operational state expires after operational_ttl_days (7)
+    ([write("deploy queue has 5 pending jobs", entry_id="e", cls="operational", ts=at(7))], ("expired", "operational_ttl")),
+    ([write("deploy queue has 5 pending jobs", entry_id="e", cls="operational", ts=at(6.9))], ("held", "admission")),
+    # validity is about the fact: valid_until in the past expires it, in the future does not
+    ([write("billing is owned by team vega", entry_id="e", cls="relationship", ts=at(20),
+            data={"valid_until": at(1)})], ("expired", "validity_ended")),
+    ([write("billing is owned by team vega", entry_id="e", cls="relationship", ts=at(20),
+            data={"valid_until": at(-10)})], ("active", "in_use")),
+    # config facts are not expired by age: they ask to be re-verified
+    ([write("the ledger timeout is 30 seconds", entry_id="e", cls="config", ts=at(90))], ("reverify", "reverify_age")),
+    # ... and a recent passing check clears that
+    ([write("the ledger timeout is 30 seconds", entry_id="e", cls="config", ts=at(90)),
+      ev("memory.check", {"entry_id": "e", "status": "pass"}, ts=at(10))], ("active", "in_use")),
+    # episodic records are readable as cases, not recalled as knowledge
+    ([write("agent helped the user migrate the billing tables", entry_id="e", cls="episodic", ts=at(3))],
+     ("case", "episodic_class")),
+    ([write("agent helped the user migrate the billing tables", entry_id="e", cls="episodic", ts=at(91))],
+     ("archived", "case_too_old")),
+    ([write("agent helped the user migrate the billing tables", entry_id="e", cls="episodic", ts=at(3),
+            data={"trust": 0.1})], ("archived", "case_low_trust")),
+    # admission: a temporal deictic fails "durable"; a one-off run result fails "reusable"; chatter fails all
+    ([write("the staging cluster is slow today", entry_id="e", ts=at(1))], ("held", "admission")),
+    ([write("run r12345 failed on ticket #991", entry_id="e", ts=at(1))], ("held", "admission")),
+    ([write("thanks!", entry_id="e", ts=at(1))], ("held", "admission")),
+    # a lead-in like "learned today:" is not a statement about time
+    ([write("learned today: pin the client version before upgrading", entry_id="e", ts=at(1))], ("active", "in_use")),
+]
+
+
+@pytest.mark.parametrize("lines, expected", RULE_CASES)
 def test_lifecycle_rule(conn, home, lines, expected):
     derive(conn, home, lines)
+    assert state(conn, "e") == expected
+
+
+@pytest.mark.parametrize("lines, expected", RULE_CASES)
+def test_the_date_alone_moves_an_entry_on_a_later_night(conn, home, lines, expected):
+    """Derived first on the night of its last event, then at each next_change_at (when a date rule may
+    move it) up to AS_OF, with nothing new: it ends in the state a derivation of AS_OF alone gives (a
+    rule missing from next_change_at leaves it in its earlier state)."""
+    lines = lines + [recall_event("unrelated", 400)]
+    write_jsonl(home.landing / "f.jsonl", lines)
+    ingest.ingest_landing(conn, home.landing, None, CurationConfig())
+    last = max(datetime.fromisoformat(e["ts"]) for e in lines).replace(tzinfo=None)
+    night = datetime.combine(last.date() + timedelta(days=1), datetime.min.time())
+    for _ in range(10):
+        derive_night(conn, night, CurationConfig())
+        due = conn.execute("select min(next_change_at) from core.entry_lifecycle").fetchone()[0]
+        if due is None or due >= AS_OF:
+            break
+        night = due + timedelta(minutes=1)
+    derive_night(conn, AS_OF, CurationConfig())
+    assert not conn.execute("select derived_all from work.refreshes where table_name = 'core.entry_lifecycle'").fetchone()[0]
     assert state(conn, "e") == expected
 
 
