@@ -47,12 +47,13 @@ def build_memory_writes(conn, as_of: datetime, cfg=None) -> int:
 
 EVENT_READS = register(Table(
     "work", "event_reads",
-    "One row per (table kept by event, landing file): how many of the file's events of the table's type there "
-    "were when the table (core.memory_writes, core.recall_results, core.checks) last read the log, and the night.",
+    "One row per (table kept by event, landing file): how many of the file's events the table reads there were "
+    "when it last read the log (core.memory_writes, core.recall_results, core.checks: those of its type; "
+    "work.redacted_events: all), and the night.",
     (
         C("table_name", "VARCHAR", "The table (schema.name).", False),
         C("source_file", "VARCHAR", "Landing file.", False),
-        C("events", "BIGINT", "Its events of the table's type (any time).", False),
+        C("events", "BIGINT", "Its events the table reads (any time).", False),
         C("as_of", "TIMESTAMP", "The night the table was derived for.", False),
     ),
     key=("table_name", "source_file"),

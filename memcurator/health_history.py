@@ -12,6 +12,7 @@ import duckdb
 
 from memcurator import sql
 from memcurator.config import CurationConfig
+from memcurator.entries import EVENT_READS
 from memcurator.secrets import MARK
 from memcurator.store import code_version, ensure_table, set_version, transaction
 from memcurator.tables import AS_OF, NS, C, Table, register
@@ -59,45 +60,39 @@ REDACTED_EVENTS = register(Table(
     key=("event_id",),
 ))
 
-REDACTION_FILES = register(Table(
-    "work", "redaction_files",
-    "One row per landing file whose events work.redacted_events has read: how many events it had then.",
-    (
-        C("source_file", "VARCHAR", "Landing file.", False),
-        C("events", "BIGINT", "Its events in raw.events when read.", False),
-    ),
-    key=("source_file",),
-))
-
 _REDACTED = ("insert into work.redacted_events select source_file, namespace, event_id, ts from raw.events "
              "where source_file in (select source_file from redaction_moved) and contains(data, $mark)")
 
 
-def keep_redacted_events(conn: duckdb.DuckDBPyConnection) -> None:
+def keep_redacted_events(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None:
     """Bring work.redacted_events up to date with raw.events by reading only the payloads of the files
-    whose count of events moved since (a file is ingested once, in one transaction; a purge lowers its
-    count): reading every payload of the log for the count took 0.26-0.9 s of a 1 %-churn night at 1M
-    events. Another version of this code reads every file again."""
-    for table in (REDACTED_EVENTS, REDACTION_FILES):
+    whose count of events moved since it last read them (work.event_reads, as the tables kept by event
+    do; a file is ingested once, in one transaction; a purge lowers its count): reading every payload of
+    the log for the count took 0.26-0.9 s of a 1 %-churn night at 1M events. Another version of this
+    code reads every file again."""
+    for table in (REDACTED_EVENTS, EVENT_READS):
         ensure_table(conn, table)
-    version = code_version("redacted_events", _REDACTED, MARK, REDACTED_EVENTS.ddl(), REDACTION_FILES.ddl())
+    version = code_version("redacted_events", _REDACTED, MARK, REDACTED_EVENTS.ddl())
+    params = {"t": REDACTED_EVENTS.qualified, "as_of": as_of}
+    read = "select source_file, events from work.event_reads where table_name = $t"
     with transaction(conn):
         same = conn.execute("select comment = $v from duckdb_tables() where schema_name = 'work' "
                             "and table_name = 'redacted_events'", {"v": version}).fetchone()[0]
         if not same:
             conn.execute("delete from work.redacted_events")
-            conn.execute("delete from work.redaction_files")
+            conn.execute("delete from work.event_reads where table_name = $t", {"t": params["t"]})
             set_version(conn, REDACTED_EVENTS, version)
         conn.execute("create or replace temp table redaction_counts as "
                      "select source_file, count(*) as events from raw.events group by source_file")
-        conn.execute("create or replace temp table redaction_moved as select source_file from "
-                     "((select * from redaction_counts except select * from work.redaction_files) union "
-                     "(select * from work.redaction_files except select * from redaction_counts))")
+        conn.execute(f"create or replace temp table redaction_moved as select source_file from "
+                     f"((select * from redaction_counts except {read}) union ({read} except select * from redaction_counts))",
+                     {"t": params["t"]})
         conn.execute("delete from work.redacted_events where source_file in (select source_file from redaction_moved)")
         conn.execute(_REDACTED, {"mark": MARK})
-        conn.execute("delete from work.redaction_files where source_file in (select source_file from redaction_moved)")
-        conn.execute("insert into work.redaction_files select * from redaction_counts "
-                     "semi join redaction_moved using (source_file)")
+        conn.execute("delete from work.event_reads where table_name = $t "
+                     "and source_file in (select source_file from redaction_moved)", {"t": params["t"]})
+        conn.execute("insert into work.event_reads select $t, source_file, events, $as_of from redaction_counts "
+                     "semi join redaction_moved using (source_file)", params)
         conn.execute("drop table redaction_counts")
         conn.execute("drop table redaction_moved")
 
@@ -105,7 +100,7 @@ def keep_redacted_events(conn: duckdb.DuckDBPyConnection) -> None:
 def build_store_health(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
     """Replaces this night's slice of the health history (earlier nights are kept)."""
     ensure_table(conn, STORE_HEALTH)
-    keep_redacted_events(conn)
+    keep_redacted_events(conn, as_of)
     conn.execute("BEGIN TRANSACTION")
     try:
         conn.execute("DELETE FROM mart.store_health WHERE as_of = $as_of", {"as_of": as_of})
