@@ -73,26 +73,26 @@ def keep_redacted_events(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> No
     for table in (REDACTED_EVENTS, EVENT_READS):
         ensure_table(conn, table)
     version = code_version("redacted_events", _REDACTED, MARK, REDACTED_EVENTS.ddl())
-    params = {"t": REDACTED_EVENTS.qualified, "as_of": as_of}
+    name = {"t": REDACTED_EVENTS.qualified}
     read = "select source_file, events from work.event_reads where table_name = $t"
     with transaction(conn):
         same = conn.execute("select comment = $v from duckdb_tables() where schema_name = 'work' "
                             "and table_name = 'redacted_events'", {"v": version}).fetchone()[0]
         if not same:
             conn.execute("delete from work.redacted_events")
-            conn.execute("delete from work.event_reads where table_name = $t", {"t": params["t"]})
+            conn.execute("delete from work.event_reads where table_name = $t", name)
             set_version(conn, REDACTED_EVENTS, version)
         conn.execute("create or replace temp table redaction_counts as "
                      "select source_file, count(*) as events from raw.events group by source_file")
         conn.execute(f"create or replace temp table redaction_moved as select source_file from "
                      f"((select * from redaction_counts except {read}) union ({read} except select * from redaction_counts))",
-                     {"t": params["t"]})
+                     name)
         conn.execute("delete from work.redacted_events where source_file in (select source_file from redaction_moved)")
         conn.execute(_REDACTED, {"mark": MARK})
         conn.execute("delete from work.event_reads where table_name = $t "
-                     "and source_file in (select source_file from redaction_moved)", {"t": params["t"]})
+                     "and source_file in (select source_file from redaction_moved)", name)
         conn.execute("insert into work.event_reads select $t, source_file, events, $as_of from redaction_counts "
-                     "semi join redaction_moved using (source_file)", params)
+                     "semi join redaction_moved using (source_file)", {**name, "as_of": as_of})
         conn.execute("drop table redaction_counts")
         conn.execute("drop table redaction_moved")
 
