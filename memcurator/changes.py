@@ -182,7 +182,8 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
             conn.execute(f"update {table.qualified} as t set {values} from (select * from stage_rows semi join "
                          f"(select {written} from stage_rows except select {written} from stage_old) using ({keys})) "
                          f"as s where {match}")
-            conn.execute(f"update {table.qualified} set as_of = $as_of", {"as_of": params["as_of"]})
+            if "as_of" in table.column_names:  # a cache (night.SIDE_TABLES) carries none
+                conn.execute(f"update {table.qualified} set as_of = $as_of", {"as_of": params["as_of"]})
             for statement in after:
                 conn.execute(statement, used(statement))
             # the scope's rows now are the rows derived, in those columns (the rows not written differ from

@@ -26,7 +26,7 @@ from memcurator import changes, sql
 from memcurator.config import CurationConfig
 from memcurator.entries import memory_writes_version
 from memcurator.frames import namespace_passes
-from memcurator.store import code_version, ensure_table, registered, replace_table, transaction
+from memcurator.store import code_version, ensure_cache, ensure_table, registered, replace_table, transaction
 from memcurator.tables import AS_OF, NS, C, Table, register
 
 SUPERSEDE_LINKS = register(Table(
@@ -141,7 +141,7 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
     # parsed by other code: the same write may then give another text); only the pairs without a stored
     # verdict leave the store and read their texts
     judge_version = _judge_version(cfg)
-    ensure_table(conn, JUDGED_PAIRS)
+    ensure_cache(conn, JUDGED_PAIRS)
     candidates = candidate_pairs(conn)
     try:
         # each candidate (but linked pairs) with its stored verdict, when one stands for its current versions
@@ -174,9 +174,7 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
                          "anti join (select namespace, entry_a, entry_b, pair_hash, $j as judge from candidate_verdicts "
                          "where judged) using (namespace, entry_a, entry_b, pair_hash, judge))", {"j": judge_version})
             conn.execute(f"insert into core.judged_pairs select {JUDGED_PAIRS.select_list('q')} from "
-                         "(select *, $judge as judge, $as_of as as_of from new_verdicts where cacheable) q",
-                         {"judge": judge_version, "as_of": as_of})
-            conn.execute("update core.judged_pairs set as_of = $as_of", {"as_of": as_of})
+                         "(select *, $judge as judge from new_verdicts where cacheable) q", {"judge": judge_version})
             return changes.replace_recording(conn, CONTRADICTIONS, sql.load("contradictions"), {"as_of": as_of},
                                              changes.PAIR_KEYS, own_transaction=False)
     finally:
@@ -205,7 +203,6 @@ JUDGED_PAIRS = register(Table(
         C("evidence", "VARCHAR", "Why the pair conflicts."),
         C("confidence", "DOUBLE", "The judge's confidence."),
         C("judge", "VARCHAR", "The judge and the version of its code or model: another judge judges again.", False),
-        AS_OF,
     ),
     key=("namespace", "entry_a", "entry_b"),
 ))

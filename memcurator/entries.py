@@ -12,8 +12,9 @@ from datetime import date, datetime, time, timedelta
 import duckdb
 
 from memcurator import changes, sql
-from memcurator.store import code_version, ensure_table, params_used, replace_table, set_version, transaction
-from memcurator.tables import (AS_OF, CHECKS, ENTRIES, ENTRY, ENTRY_USAGE, MEMORY_WRITES, NS, RECALL_RESULTS, RUNS,
+from memcurator.store import (code_version, ensure_cache, ensure_table, params_used, replace_table, set_version,
+                              transaction)
+from memcurator.tables import (CHECKS, ENTRIES, ENTRY, ENTRY_USAGE, MEMORY_WRITES, NS, RECALL_RESULTS, RUNS,
                                C, Table, register)
 
 
@@ -136,7 +137,6 @@ ENTRY_SOURCES = register(Table(
         NS, ENTRY,
         C("writes_hash", "UBIGINT", "bit_xor of the hashes of its write event ids.", False),
         C("version", "VARCHAR", "The fold's query, declaration and DuckDB version; another version refolds everything.", False),
-        AS_OF,
     ),
     key=("namespace", "entry_id"),
 ))
@@ -150,8 +150,8 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
     table (tested)."""
     query = sql.load("entries")
     version = code_version("entries", query, ENTRIES.ddl(), duckdb.__version__, memory_writes_version())
-    for table in (ENTRIES, ENTRY_SOURCES):
-        ensure_table(conn, table)
+    ensure_table(conn, ENTRIES)
+    ensure_cache(conn, ENTRY_SOURCES)
     stale, stored = conn.execute("select count(*) filter (where version <> $v), count(*) from core.entry_sources",
                                  {"v": version}).fetchone()
     # the hashes of the entries whose writes core.memory_writes' last refresh changed, when the entries
@@ -166,10 +166,10 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
         conn.execute(f"create or replace temp table {scope} (namespace varchar, entry_id varchar)")
     try:
         with transaction(conn):
-            sources = "select *, $v as version, $as_of as as_of from entry_sources_now"
+            sources = "select *, $v as version from entry_sources_now"
             if stale or not stored:
                 _fold_all(conn, query, as_of)
-                replace_table(conn, ENTRY_SOURCES, sources, {"v": version, "as_of": as_of}, own_transaction=False)
+                replace_table(conn, ENTRY_SOURCES, sources, {"v": version}, own_transaction=False)
                 changes.record(conn, ENTRIES.qualified, version, as_of, writes_now, None)
             else:
                 _refold_changed(conn, query, as_of)
@@ -179,8 +179,7 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
                              "where r.namespace = s.namespace and r.entry_id = s.entry_id) and exists (select 1 from "
                              "entry_sources_then as t where t.namespace = s.namespace and t.entry_id = s.entry_id)")
                 conn.execute(f"insert into core.entry_sources select {ENTRY_SOURCES.select_list('q')} from ({sources}) q "
-                             "semi join entry_refold as r using (namespace, entry_id)", {"v": version, "as_of": as_of})
-                conn.execute("update core.entry_sources set as_of = $as_of", {"as_of": as_of})
+                             "semi join entry_refold as r using (namespace, entry_id)", {"v": version})
                 changes.record(conn, ENTRIES.qualified, version, as_of, writes_now, "select * from entry_refold")
     finally:
         conn.execute("drop view if exists entry_sources_then")

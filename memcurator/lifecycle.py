@@ -110,7 +110,6 @@ ENTRY_TEXT_FEATURES = register(Table(
         C("has_operational_state", "BOOLEAN", "Describes a passing operational state.", False),
         C("is_one_off", "BOOLEAN", "Names one run, ticket, request or temporary path.", False),
         C("is_chatter", "BOOLEAN", "Greeting or acknowledgement, or under three words.", False),
-        AS_OF,
     ),
     key=("namespace", "entry_id"),
 ))

@@ -93,6 +93,16 @@ def ensure_table(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
     conn.execute(table.ddl())
 
 
+def ensure_cache(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
+    """ensure_table for a table that only keeps work for the next night: one stored with other columns
+    (by the code of before) is dropped, so its work is done again."""
+    stored = conn.execute("select column_name, data_type from duckdb_columns() where schema_name = $s "
+                          "and table_name = $n order by column_index", {"s": table.schema, "n": table.name}).fetchall()
+    if stored and stored != [(c.name, c.type.upper()) for c in table.columns]:
+        conn.execute(f"drop table {table.qualified}")
+    ensure_table(conn, table)
+
+
 def replace_table(
     conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict | list | None = None,
     own_transaction: bool = True,

@@ -18,6 +18,5 @@ select
     regexp_matches(regexp_replace(norm_text, $lead_in, ''), $deictic) as has_deictic,
     regexp_matches(norm_text, $operational_state) as has_operational_state,
     regexp_matches(norm_text, $one_off) as is_one_off,
-    regexp_matches(norm_text, $chatter) or len(string_split(norm_text, ' ')) < 3 as is_chatter,
-    $as_of as as_of
+    regexp_matches(norm_text, $chatter) or len(string_split(norm_text, ' ')) < 3 as is_chatter
 from scoped_entries

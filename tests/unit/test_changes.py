@@ -11,6 +11,7 @@ from memcurator.config import CurationConfig
 from memcurator.crash import table_hashes
 from memcurator.entries import as_of_for_night
 from memcurator.home import Home
+from memcurator.tables import TABLES
 from tests.conftest import ev, write, write_jsonl
 from tests.unit.test_nearindex import FIRST, fleet  # noqa: F401 (the same demo fleet, a fixture of this module too)
 
@@ -149,6 +150,28 @@ def test_after_forgetting_the_next_night_derives_everything_and_the_same_tables(
         assert conn.execute("select count(*) from work.changes").fetchone()[0] == 0
     _derive(path, FIRST + timedelta(days=7))
     assert all(_refreshes(path)[t][0] for t in KEPT)
+    assert _comparable(table_hashes(path)) == _fresh(fleet, tmp_path, FIRST + timedelta(days=7))
+
+
+def test_caches_stored_with_the_columns_of_before_are_dropped_and_their_work_done_again(fleet, tmp_path):
+    """The side tables (night.SIDE_TABLES) keep work for the next night and carry no as_of; a store kept
+    by code that stamped them (or kept other columns) gets them derived again, not read."""
+    path = tmp_path / "store.duckdb"
+    shutil.copyfile(fleet.store, path)
+    _derive(path, FIRST + timedelta(days=6))
+    with store.connect(path) as conn:
+        for name in ("core.entry_sources", "core.judged_pairs", "core.entry_text_features"):
+            conn.execute(f"alter table {name} add column as_of timestamp")
+            conn.execute(f"update {name} set as_of = $a", {"a": as_of_for_night(FIRST + timedelta(days=6))})
+        # the version of the text features names their declaration: the code of before had another
+        conn.execute("update work.refreshes set version = 'before' where table_name = 'core.entry_text_features'")
+    _derive(path, FIRST + timedelta(days=7))
+    with store.connect(path, read_only=True) as conn:
+        for name in night.SIDE_TABLES:
+            declared = [c.name for c in TABLES[name].columns]
+            assert [d[0] for d in conn.execute(f"select * from {name} limit 0").description] == declared, name
+            assert "as_of" not in declared, name
+    assert _refreshes(path)["core.entry_text_features"][0]
     assert _comparable(table_hashes(path)) == _fresh(fleet, tmp_path, FIRST + timedelta(days=7))
 
 

@@ -225,7 +225,7 @@ def test_text_features_are_read_once_per_version_and_equal_a_fresh_reading(conn,
         write("the deploy queue is down right now", entry_id="state", cls="operational", ts=at(2)),
         write("ok thanks", entry_id="chat", ts=at(1)),
     ])
-    features = "select * exclude (as_of) from core.entry_text_features order by entry_id"
+    features = "select * from core.entry_text_features order by entry_id"
     assert conn.execute("select entry_id, is_imperative, has_operational_state, is_chatter "
                         "from core.entry_text_features order by entry_id").fetchall() == [
         ("chat", False, False, True), ("rule", True, False, False), ("state", False, True, False)]
