@@ -43,11 +43,11 @@ STEPS: list[tuple[str, Callable]] = [
 
 # Tables a step writes beside its own, to reuse its work the next night: the hash of each entry's
 # writes (core.entries), the rules' reading of each text (core.entry_generality), the near-duplicate
-# index and the judge's verdicts (core.contradictions), the edges the clusters were built from. They
-# carry no as_of: what they hold stands across nights, and stamping every row each night cost about half
-# a second of a 1 %-churn night at 1M (store.ensure_cache drops one stored with other columns).
-SIDE_TABLES = ["core.entry_sources", "core.entry_text_features", "core.near_duplicate_index", "core.judged_pairs",
-               "core.cluster_edges"]
+# index, the judge's candidates and verdicts (core.contradictions), the edges the clusters were built
+# from. They carry no as_of: what they hold stands across nights, and stamping every row each night cost
+# about half a second of a 1 %-churn night at 1M (store.ensure_cache drops one stored with other columns).
+SIDE_TABLES = ["core.entry_sources", "core.entry_text_features", "core.near_duplicate_index", "core.entry_subjects",
+               "core.contradiction_candidates", "core.judged_pairs", "core.cluster_edges"]
 
 # What a night reads back of the night before to reuse its work (everything else is derived again).
 CARRIED_TABLES = ["core.memory_writes", "core.entries", "core.entry_sources", "core.entry_text_features",

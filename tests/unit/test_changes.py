@@ -6,7 +6,9 @@ from __future__ import annotations
 import shutil
 from datetime import date, datetime, timedelta
 
-from memcurator import changes, decisions, entries, ingest, night, store
+import pytest
+
+from memcurator import changes, contradictions, decisions, entries, ingest, night, store
 from memcurator.config import CurationConfig
 from memcurator.crash import table_hashes
 from memcurator.entries import as_of_for_night
@@ -17,7 +19,8 @@ from tests.unit.test_nearindex import FIRST, fleet  # noqa: F401 (the same demo 
 
 CFG = CurationConfig()
 KEPT = ["core.entry_usage", "core.entry_generality", "core.entry_importance", "core.entry_lifecycle",
-        "core.principle_proposals", "core.entry_scores", "mart.recall_ranking", "core.entry_text_features"]
+        "core.principle_proposals", "core.entry_scores", "mart.recall_ranking", "core.entry_text_features",
+        "core.contradiction_candidates"]
 
 
 def _derive(path, day: date) -> None:
@@ -306,3 +309,22 @@ def test_a_late_earlier_write_moves_its_members_first_write_in_the_clusters(tmp_
         moved = conn.execute("select first_written_at from core.near_duplicate_clusters where entry_id = 'e2'").fetchall()
     assert moved == [(START + timedelta(days=1.5),)]
     assert not _refreshes(chained.store)["core.near_duplicate_clusters"][0]
+
+
+@pytest.mark.parametrize("before_tags, after_tags, paired", [(["export"], ["reporting"], True),
+                                                             (["reporting"], ["export"], False)])
+def test_a_subject_group_an_entry_leaves_or_joins_is_paired_again(tmp_path, monkeypatch, before_tags, after_tags,
+                                                                  paired):
+    """Past the cap a subject group is not paired by subject: when an entry leaves a group of three under
+    a cap of two, the two left are paired; when it joins a group of two, they are not, though neither of
+    them changed."""
+    monkeypatch.setattr(contradictions, "SUBJECT_GROUP_CAP", 2)
+    texts = ["the nightly export writes to the eu bucket", "retries of the export wait thirty seconds"]
+    first = [write(t, entry_id=f"s{i}", ts=ts(i), data={"tags": ["export"]}) for i, t in enumerate(texts)]
+    first.append(write("the export job runs as the batch user", entry_id="s2", ts=ts(2), data={"tags": before_tags}))
+    second = [write("the batch user owns the reporting cron", entry_id="s2", ts=ts(5), data={"tags": after_tags})]
+    chained, _, _ = _two_nights(tmp_path, first, second, (3, 6))
+    with store.connect(chained.store, read_only=True) as conn:
+        pairs = conn.execute("select entry_a, entry_b from core.contradiction_candidates where same_subject").fetchall()
+    assert (("s0", "s1") in pairs) is paired
+    assert not _refreshes(chained.store)["core.contradiction_candidates"][0]

@@ -89,7 +89,7 @@ def test_vectorised_judge_equals_the_per_pair_reading_on_a_fleet(home, conn):
             break
     entries = conn.execute("select namespace, entry_id, text, tags, first_written_at from core.entries").pl()
     similar = conn.execute("select namespace, entry_a, entry_b from core.near_duplicate_pairs").pl()
-    pairs = conn.execute(f"select namespace, entry_a, entry_b, same_subject from {candidate_pairs(conn)}").pl()
+    pairs = conn.execute(f"select namespace, entry_a, entry_b, same_subject from {candidate_pairs(conn, as_of)}").pl()
     assert pairs.height > 10_000
     assert set(pairs.iter_rows()) == _reference_pairs(entries, similar)
     texts = entries.select("namespace", "entry_id", "text")
