@@ -82,20 +82,19 @@ crash: setup
 
 ## Benchmarks (not timed tests): 10k and 100k entries with a churn night, medians of BENCH_REPEAT runs,
 ## recall latency on a 50k-entry namespace; BENCH_SIZES="10000 100000 1000000" adds the million.
-## Writes docs/performance.md.
+## Each run's file is kept in docs/bench/ (a size measured again replaces its file); docs/performance.md
+## is written from all of them.
 BENCH_SIZES ?= 10000 100000
 BENCH_REPEAT ?= 3
 bench: setup
-	mkdir -p reports/bench
 	for n in $(BENCH_SIZES); do \
 		$(BIN)/memcurator bench --entries $$n --namespaces $$((n / 100)) --churn 0.01 --repeat $(BENCH_REPEAT) \
-			$$( [ $$n = 100000 ] && echo --recall-entries 50000 ) --out reports/bench/bench-$$n.json || exit 1; \
+			$$( [ $$n = 100000 ] && echo --recall-entries 50000 ) --out docs/bench/bench-$$n.json || exit 1; \
 	done
-	$(BIN)/memcurator bench-report $(foreach n,$(BENCH_SIZES),reports/bench/bench-$(n).json)
+	$(BIN)/memcurator bench-report docs/bench/bench-*.json
 
 ## The documented 10M run (not in CI; about an hour and 20 GB of scratch space): one run, then the report
 ## again from every size measured so far (the targets stay read at 1M entries).
 bench-10m: setup
-	mkdir -p reports/bench
-	$(BIN)/memcurator bench --entries 10000000 --namespaces 100000 --churn 0.01 --out reports/bench/bench-10000000.json
-	$(BIN)/memcurator bench-report reports/bench/bench-*.json
+	$(BIN)/memcurator bench --entries 10000000 --namespaces 100000 --churn 0.01 --out docs/bench/bench-10000000.json
+	$(BIN)/memcurator bench-report docs/bench/bench-*.json
