@@ -168,7 +168,7 @@ def candidate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> str:
     for cache in (ENTRY_SUBJECTS, CONTRADICTION_CANDIDATES):
         ensure_cache(conn, cache)
     now, before = changes.input_changes(conn, table, version, ["core.entries", "core.near_duplicate_pairs"], as_of)
-    for temp in ("candidate_scope", "candidate_reads", "candidate_groups"):
+    for temp in ("candidate_scope", "candidate_reads"):  # read by the query either way
         conn.execute(f"create or replace temp table {temp} (namespace varchar, entry_id varchar)")
     try:
         with transaction(conn):

@@ -39,7 +39,8 @@ live as (
 
 select namespace, entry_id, candidate_id,
     max(similarity) as score,
-    string_agg(distinct basis, ', ' order by basis) as basis,
+    -- the distinct bases, sorted (string_agg with distinct and order by sorted per group: 0.43 s at 1M, this 0.31 s)
+    array_to_string(list_sort(list_distinct(list(basis))), ', ') as basis,
     row_number() over (partition by namespace, entry_id order by max(similarity) desc, candidate_id) as rank,
     $as_of as as_of
 from live

@@ -112,7 +112,8 @@ def test_new_entries_get_supersede_suggestions(conn, home):
                         write("the billing timeout is 10 seconds", entry_id="other", cls="config", ts=at(30),
                               data={"tags": ["billing", "timeout"]})])
     rows = conn.execute("select entry_id, candidate_id, rank, basis from core.supersede_suggestions").fetchall()
-    assert rows and rows[0][:3] == ("new", "old", 1) and "value" in rows[0][3]
+    # each basis once, sorted: the detected conflict and the shared subject key
+    assert rows and rows[0] == ("new", "old", 1, "conflict: value, same subject key")
     assert all(r[1] != "other" for r in rows)  # another subject is never suggested
 
 

@@ -55,3 +55,21 @@ def test_long_texts_are_stored_uncompressed(tmp_path):
                                  "group by column_name").fetchall())
     assert used["text"] == ["Uncompressed"] and used["norm_text"] == ["Uncompressed"]
     assert "Uncompressed" not in used["event_id"]
+
+
+def test_a_cache_is_kept_in_its_declared_shape_and_dropped_in_another(conn):
+    """store.ensure_cache keeps a side table stored as declared (the declarations name DuckDB's own
+    types, so the comparison holds) and drops one stored with other columns."""
+    from memcurator.night import SIDE_TABLES
+
+    comment = "select comment from duckdb_tables() where schema_name = $s and table_name = $n"
+    for name in SIDE_TABLES:
+        table = TABLES[name]
+        store.ensure_table(conn, table)
+        conn.execute(f"comment on table {table.qualified} is 'kept'")
+        store.ensure_cache(conn, table)
+        assert conn.execute(comment, {"s": table.schema, "n": table.name}).fetchone() == ("kept",), name
+    conn.execute("alter table core.judged_pairs add column as_of timestamp")
+    store.ensure_cache(conn, TABLES["core.judged_pairs"])
+    assert conn.execute(comment, {"s": "core", "n": "judged_pairs"}).fetchone() == (None,)
+    assert schema_mismatches(conn, TABLES["core.judged_pairs"]) == []
