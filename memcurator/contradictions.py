@@ -144,6 +144,7 @@ CONTRADICTION_CANDIDATES = register(Table(
     key=("namespace", "entry_a", "entry_b"),
 ))
 
+# An entry's subject key (the candidates' query reads it from core.entry_subjects).
 SUBJECTS = ("select namespace, entry_id, array_to_string(list_sort(tags), chr(31)) as subject from core.entries "
             "where len(tags) > 0")
 
@@ -163,8 +164,8 @@ def candidate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> str:
     query = sql.load("contradiction_candidates")
     params = {"cap": SUBJECT_GROUP_CAP, "parse": memory_writes_version()}
     table = CONTRADICTION_CANDIDATES.qualified
-    version = code_version("contradiction_candidates", query, CONTRADICTION_CANDIDATES.ddl(), ENTRY_SUBJECTS.ddl(),
-                           json.dumps(params, sort_keys=True))
+    version = code_version("contradiction_candidates", query, SUBJECTS, CONTRADICTION_CANDIDATES.ddl(),
+                           ENTRY_SUBJECTS.ddl(), json.dumps(params, sort_keys=True))
     for cache in (ENTRY_SUBJECTS, CONTRADICTION_CANDIDATES):
         ensure_cache(conn, cache)
     now, before = changes.input_changes(conn, table, version, ["core.entries", "core.near_duplicate_pairs"], as_of)

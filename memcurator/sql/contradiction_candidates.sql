@@ -1,14 +1,14 @@
--- The pairs the judge reads: entries of one namespace about the same subject (the same sorted tag set,
--- non-empty, in a group of at most $cap entries; larger groups only pair what is also similar) or a
--- verified near-duplicate pair. Each pair once, entry_a the older (first written, then id).
+-- The pairs the judge reads: entries of one namespace about the same subject (the same subject key in
+-- core.entry_subjects, written first: the sorted tag set, non-empty; in a group of at most $cap
+-- entries, larger groups only pair what is also similar) or a verified near-duplicate pair. Each pair
+-- once, entry_a the older (first written, then id).
 -- pair_hash: the pair's current versions (the write each entry's text comes from, the version of the
 -- parse of writes) and whether it shares a subject: the judge's verdict stands while it is the same.
 -- With $all false, only the pairs with an entry in the temp table candidate_scope (every member of a
 -- subject group in it is: contradictions.candidate_pairs), reading the entries of candidate_reads
 -- (the scope and its near-duplicates).
 with entries as (
-    select namespace, entry_id, first_written_at as t, last_event_id,
-        case when len(tags) > 0 then array_to_string(list_sort(tags), chr(31)) end as subject
+    select namespace, entry_id, first_written_at as t, last_event_id
     from (
         select * from core.entries where $all
         union all
@@ -17,14 +17,14 @@ with entries as (
 ),
 
 tagged as (
-    select namespace, entry_id, t, last_event_id, subject
+    select namespace, entry_id, e.t, e.last_event_id, s.subject
     from (
-        select * from entries where $all
+        select * from core.entry_subjects where $all
         union all
-        select * from entries semi join candidate_scope using (namespace, entry_id) where not $all
-    )
-    where subject is not null
-    qualify count(*) over (partition by namespace, subject) <= $cap
+        select * from core.entry_subjects semi join candidate_scope using (namespace, entry_id) where not $all
+    ) as s
+    inner join entries as e using (namespace, entry_id)
+    qualify count(*) over (partition by namespace, s.subject) <= $cap
 ),
 
 by_subject as (
