@@ -17,7 +17,7 @@ from typing import Callable, Iterator
 
 import duckdb
 
-from memcurator.tables import Table
+from memcurator.tables import Table, stored_columns
 
 SCHEMAS = ("raw", "core", "mart", "analyst", "work")
 
@@ -96,8 +96,7 @@ def ensure_table(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
 def ensure_cache(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
     """ensure_table for a table that only keeps work for the next night: one stored with other columns
     (by the code of before) is dropped, so its work is done again."""
-    stored = conn.execute("select column_name, data_type from duckdb_columns() where schema_name = $s "
-                          "and table_name = $n order by column_index", {"s": table.schema, "n": table.name}).fetchall()
+    stored = [(name, kind.upper()) for name, kind in stored_columns(conn, table)]
     if stored and stored != [(c.name, c.type.upper()) for c in table.columns]:
         conn.execute(f"drop table {table.qualified}")
     ensure_table(conn, table)

@@ -275,17 +275,21 @@ def register(table: Table) -> Table:
     return table
 
 
-def schema_mismatches(conn: duckdb.DuckDBPyConnection, table: Table) -> list[str]:
-    """Differences between the table in the database and its declaration (empty = matches)."""
-    rows = conn.execute(
-        "select column_name, data_type, is_nullable from information_schema.columns "
+def stored_columns(conn: duckdb.DuckDBPyConnection, table: Table) -> list[tuple[str, str]]:
+    """(name, type) of the stored table's columns, in order; empty when it does not exist."""
+    return conn.execute(
+        "select column_name, data_type from information_schema.columns "
         "where table_schema = ? and table_name = ? order by ordinal_position",
         [table.schema, table.name],
     ).fetchall()
-    if not rows:
+
+
+def schema_mismatches(conn: duckdb.DuckDBPyConnection, table: Table) -> list[str]:
+    """Differences between the table in the database and its declaration (empty = matches)."""
+    actual = stored_columns(conn, table)
+    if not actual:
         return [f"{table.qualified} does not exist"]
     problems = []
-    actual = [(r[0], r[1]) for r in rows]
     declared = [(c.name, c.type) for c in table.columns]
     if [a[0] for a in actual] != [d[0] for d in declared]:
         problems.append(f"columns {[a[0] for a in actual]} != declared {[d[0] for d in declared]}")
