@@ -6,17 +6,27 @@ with scoped_entries as not materialized (
     select * from core.entries where $all
     union all
     select * from core.entries semi join stage_scope using (namespace, entry_id) where not $all
+),
+
+marked as (  -- whether the text has any of the markers below (lifecycle.ANY_MARKER): most have none
+    select *, regexp_matches(norm_text, $any_marker) as marked from scoped_entries
 )
 
 select
     namespace,
     entry_id,
     last_event_id as source_event_id,
-    regexp_matches(norm_text, $imperative) as is_imperative,
-    least(len(regexp_extract_all(norm_text, $specific)), 5) as specifics,
-    -- lead-ins like "learned today:" frame a lesson; they say nothing about the fact's time
-    regexp_matches(regexp_replace(norm_text, $lead_in, ''), $deictic) as has_deictic,
-    regexp_matches(norm_text, $operational_state) as has_operational_state,
-    regexp_matches(norm_text, $one_off) as is_one_off,
-    regexp_matches(norm_text, $chatter) or len(string_split(norm_text, ' ')) < 3 as is_chatter
-from scoped_entries
+    -- the patterns anchored at the start read only the start (lifecycle.IMPERATIVE_READS)
+    regexp_matches(left(norm_text, $imperative_reads), $imperative) as is_imperative,
+    case when marked then least(len(regexp_extract_all(norm_text, $specific)), 5) else 0 end as specifics,
+    -- lead-ins like "learned today:" frame a lesson; they say nothing about the fact's time (the text is
+    -- copied without its lead-in only when it has one)
+    case when marked then regexp_matches(case when regexp_matches(left(norm_text, $lead_in_reads), $lead_in)
+                                              then regexp_replace(norm_text, $lead_in, '') else norm_text end,
+                                         $deictic)
+         else false end as has_deictic,
+    case when marked then regexp_matches(norm_text, $operational_state) else false end as has_operational_state,
+    case when marked then regexp_matches(norm_text, $one_off) else false end as is_one_off,
+    -- under three words: at most one space (splitting the text into words took 0.6 s at 1M texts)
+    regexp_matches(norm_text, $chatter) or regexp_full_match(norm_text, '[^ ]* ?[^ ]*') as is_chatter
+from marked

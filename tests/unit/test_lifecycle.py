@@ -249,3 +249,53 @@ def test_text_features_are_read_once_per_version_and_equal_a_fresh_reading(conn,
     assert changes.last_refresh(conn, "core.entry_text_features").derived_all
     assert conn.execute(features).fetchall() == kept
     assert [r[1] for r in kept] == ["rule", "state"] and kept[0][5] is True  # has_deictic ("tonight")
+
+
+def test_text_features_read_as_the_plain_patterns_do():
+    """The features' query reads the start of a text for the patterns anchored there, runs the other
+    patterns only on a text with a marker, strips a lead-in only where there is one and counts spaces for
+    "under three words": the same verdicts as each pattern over the whole text, at the edges of each
+    shortcut."""
+    import re
+
+    import duckdb
+
+    from memcurator import sql
+    from memcurator.lifecycle import IMPERATIVE, IMPERATIVE_READS, LEAD_IN, LEAD_IN_READS, PATTERNS
+
+    # the longest match and the character after it fit in what is read (a normalised text has single spaces)
+    assert re._parser.parse(IMPERATIVE).getwidth()[1] < IMPERATIVE_READS
+    assert re._parser.parse(LEAD_IN.replace(r"\s*", r"\s?")).getwidth()[1] < LEAD_IN_READS
+    texts = ["learned today: make sure the cache is warm", "learned today: make surely not", "learned today: validate",
+             "x" * 40 + " always pin", "always", "don't retry blindly", "learned today: pin versions",
+             "learned today pin versions", "note to self - this week we ship", "tip:today", "lesson: " + "y " * 20 + "today",
+             "", "ok", "ok thanks", "two words", "three words here", "a  b", "héllo wörld", " x", "x ",
+             "run r42 failed on ticket #7 at 10:30 on 2026-01-02 in /tmp/build/out deadbeef01",
+             "the deploy queue is down right now", "ticket 12 closed", "commit deadbeef01 is bad", "canary is at 5"]
+    conn = duckdb.connect()
+    conn.execute("create schema core")
+    conn.execute("create temp table stage_scope (namespace varchar, entry_id varchar)")  # read when $all is false
+    conn.execute("create table core.entries as select 'ns' as namespace, 'e' || i as entry_id, 'w' || i as last_event_id, "
+                 "t as norm_text from (select unnest($t) as t, generate_subscripts($t, 1) as i)", {"t": texts})
+    query = sql.load("entry_text_features")
+    got = conn.execute(f"select * from ({query}) order by entry_id",
+                       {k: v for k, v in {**PATTERNS, "all": True}.items() if f"${k}" in query}).fetchall()
+    plain = conn.execute(
+        """select namespace, entry_id, last_event_id, regexp_matches(norm_text, $imperative),
+                  least(len(regexp_extract_all(norm_text, $specific)), 5),
+                  regexp_matches(regexp_replace(norm_text, $lead_in, ''), $deictic),
+                  regexp_matches(norm_text, $operational_state), regexp_matches(norm_text, $one_off),
+                  regexp_matches(norm_text, $chatter) or len(string_split(norm_text, ' ')) < 3
+           from core.entries order by entry_id""",
+        {k: PATTERNS[k] for k in ("imperative", "specific", "lead_in", "deictic", "operational_state", "one_off",
+                                  "chatter")}).fetchall()
+    assert got == plain
+    # the edges are met: a match at the longest prefix, a lead-in that hides "today", chatter by length
+    verdicts = {texts[int(row[1][1:]) - 1]: row[3:] for row in got}
+    assert verdicts["learned today: make sure the cache is warm"][0] is True
+    assert verdicts["learned today: make surely not"][0] is False
+    assert verdicts["learned today: pin versions"][2] is False and verdicts["learned today pin versions"][2] is True
+    assert verdicts["two words"][5] is True and verdicts["three words here"][5] is False
+    assert verdicts["the deploy queue is down right now"][2:4] == (True, True)
+    assert verdicts["ticket 12 closed"][1:5] == (0, False, False, True)
+    assert verdicts["commit deadbeef01 is bad"][1] == 1
