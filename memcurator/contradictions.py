@@ -243,11 +243,14 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
                              on j.judge = $j and j.namespace = c.namespace and j.entry_a = c.entry_a
                              and j.entry_b = c.entry_b and j.pair_hash = c.pair_hash
                          where not c.linked""", {"j": judge_version})
-        fresh = conn.execute("select namespace, entry_a, entry_b, same_subject, pair_hash from candidate_verdicts "
-                             "where not judged").pl()
-        texts = _read_for(conn, fresh, "e.text")
-        fresh = (fresh.join(texts.rename({"entry_id": "entry_a", "text": "text_a"}), on=["namespace", "entry_a"])
-                 .join(texts.rename({"entry_id": "entry_b", "text": "text_b"}), on=["namespace", "entry_b"]))
+        # with both texts, joined in DuckDB (reading the pairs' entries into polars to join them there took
+        # 1.7 s at 1M entries in a full night, this 1.0 s)
+        fresh = conn.execute("""select v.namespace, v.entry_a, v.entry_b, v.same_subject, v.pair_hash,
+                                    a.text as text_a, b.text as text_b
+                                from candidate_verdicts as v
+                                inner join core.entries as a on a.namespace = v.namespace and a.entry_id = v.entry_a
+                                inner join core.entries as b on b.namespace = v.namespace and b.entry_id = v.entry_b
+                                where not v.judged""").pl()
         judged = _judge(fresh, cfg)
         # the cache keeps its rows: out go the verdicts of pairs no longer candidates in that version (and
         # another judge's), in come the new ones (rewriting all 425k rows was 0.4 s of a churn night at 1M)
@@ -271,14 +274,6 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
         conn.execute(f"drop view if exists {candidates}")
         for temp in ("candidate_verdicts", "detected_pairs"):
             conn.execute(f"drop table if exists {temp}")
-
-
-def _read_for(conn: duckdb.DuckDBPyConnection, pairs: pl.DataFrame, column: str) -> pl.DataFrame:
-    """namespace, entry_id and ``column`` (an expression on core.entries as e) of the entries in some pair only."""
-    ids = pl.concat([pairs.select("namespace", pl.col(side).alias("entry_id")) for side in ("entry_a", "entry_b")]).unique()
-    with registered(conn, paired_entries=ids):
-        return conn.execute(f"select e.namespace, e.entry_id, {column} from core.entries as e "
-                            "semi join paired_entries as p using (namespace, entry_id)").pl()
 
 
 JUDGED_PAIRS = register(Table(
