@@ -404,14 +404,15 @@ REUSE = ("Reused from the previous night: core.memory_writes keeps the writes it
 TARGET_ENTRIES = 1_000_000  # the size the targets of issue 8 are set at
 
 
-def code_commit() -> str:
-    """The commit of the code measured (with ``+changes`` when the work tree differs from it), or "unknown"."""
-    root = Path(__file__).resolve().parent.parent
+def code_commit(root: Path | None = None) -> str:
+    """The commit of the code measured (with ``+changes`` when the work tree differs from it outside docs/,
+    where make bench writes its run files and report while it runs), or "unknown"."""
+    root = root or Path(__file__).resolve().parent.parent
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
                               check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)docs"],
+                               cwd=root, capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("+changes" if dirty else "")

@@ -92,3 +92,25 @@ def test_a_large_fleet_lands_as_several_files_that_ingest_as_one(tmp_path):
     assert [len(p.read_text().splitlines()) for p in parts] == [100, 100, 50]
     assert "".join(p.read_text() for p in parts) == whole[0].read_text()
 
+
+
+def test_the_commit_measured_counts_changes_to_the_code_not_to_the_docs_a_bench_writes(tmp_path):
+    import subprocess
+
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+
+    (tmp_path / "docs" / "bench").mkdir(parents=True)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "docs" / "bench" / "bench-10.json").write_text("{}")
+    (tmp_path / "pkg" / "code.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "first")
+    head = bench.code_commit(tmp_path)
+    assert head != "unknown" and not head.endswith("+changes")
+    (tmp_path / "docs" / "bench" / "bench-10.json").write_text('{"run": 1}')  # a run file written mid-bench
+    assert bench.code_commit(tmp_path) == head
+    (tmp_path / "pkg" / "code.py").write_text("x = 2\n")
+    assert bench.code_commit(tmp_path) == head + "+changes"
