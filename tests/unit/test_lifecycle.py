@@ -262,6 +262,7 @@ def test_text_features_read_as_the_plain_patterns_do():
 
     from memcurator import sql
     from memcurator.lifecycle import IMPERATIVE, IMPERATIVE_READS, LEAD_IN, LEAD_IN_READS, PATTERNS
+    from memcurator.store import params_used
 
     # the longest match and the character after it fit in what is read (a normalised text has single spaces)
     assert re._parser.parse(IMPERATIVE).getwidth()[1] < IMPERATIVE_READS
@@ -278,8 +279,7 @@ def test_text_features_read_as_the_plain_patterns_do():
     conn.execute("create table core.entries as select 'ns' as namespace, 'e' || i as entry_id, 'w' || i as last_event_id, "
                  "t as norm_text from (select unnest($t) as t, generate_subscripts($t, 1) as i)", {"t": texts})
     query = sql.load("entry_text_features")
-    got = conn.execute(f"select * from ({query}) order by entry_id",
-                       {k: v for k, v in {**PATTERNS, "all": True}.items() if f"${k}" in query}).fetchall()
+    got = conn.execute(f"select * from ({query}) order by entry_id", params_used(query, {**PATTERNS, "all": True})).fetchall()
     plain = conn.execute(
         """select namespace, entry_id, last_event_id, regexp_matches(norm_text, $imperative),
                   least(len(regexp_extract_all(norm_text, $specific)), 5),
