@@ -57,54 +57,55 @@ def merge_jaccard(codes, offsets, a, b, out):  # pragma: no cover - compiled
 
 
 @numba.njit(parallel=True, cache=True)
-def band_bucket_pairs(keys, group):  # pragma: no cover - compiled
-    """Pairs (i < j) of rows sharing a band key within the same group, for every band (repeats
-    across bands kept). Each band's rows are sorted by one packed word: the high bits of the key mixed
-    with the group, then the row number in the low bits (a value sort; an argsort was 5x slower).
-    Within a run of equal high bits only rows with the very same key and group pair up, so a
-    collision of the mix never pairs rows of different groups. Two passes over the runs: count, then fill."""
+def band_bucket_pairs(keys, starts):  # pragma: no cover - compiled
+    """Pairs (i < j) of rows sharing a band key within the same segment (rows starts[s]..starts[s+1]-1),
+    for every band (repeats across bands kept). One task per (segment, band), which buckets the
+    segment's keys of that band in a small hash table: a namespace's hundred-odd rows stay in cache
+    (sorting each band's whole column, then runs of equal keys, took 0.33 s on 200k entries; sorting
+    each segment's keys 0.18 s). Two passes: count the pairs, then write them."""
     n, bands = keys.shape
-    bits = 1
-    while (1 << bits) < n:
-        bits += 1
-    low = np.uint64((1 << bits) - 1)
-    packed = np.empty((bands, n), dtype=np.uint64)
-    counts = np.zeros(bands, dtype=np.int64)
+    tasks = (starts.shape[0] - 1) * bands
+    counts = np.zeros(tasks, dtype=np.int64)
     none = np.empty(0, dtype=np.int64)
-    for band in numba.prange(bands):
-        for i in range(n):
-            mixed = keys[i, band] ^ (np.uint64(group[i]) * np.uint64(0x9E3779B97F4A7C15))
-            packed[band, i] = (mixed & ~low) | np.uint64(i)
-        packed[band].sort()
-        counts[band] = _run_pairs(packed[band], low, keys[:, band], group, none, none, 0)
-    offsets = np.zeros(bands + 1, dtype=np.int64)
+    for task in numba.prange(tasks):
+        lo, hi, band = starts[task // bands], starts[task // bands + 1], task % bands
+        counts[task] = _bucket_pairs(keys[lo:hi, band], lo, none, none, 0)
+    offsets = np.zeros(tasks + 1, dtype=np.int64)
     offsets[1:] = np.cumsum(counts)
-    out_a = np.empty(offsets[bands], dtype=np.int64)
-    out_b = np.empty(offsets[bands], dtype=np.int64)
-    for band in numba.prange(bands):
-        _run_pairs(packed[band], low, keys[:, band], group, out_a, out_b, offsets[band])
+    out_a = np.empty(offsets[-1], dtype=np.int64)
+    out_b = np.empty(offsets[-1], dtype=np.int64)
+    for task in numba.prange(tasks):
+        lo, hi, band = starts[task // bands], starts[task // bands + 1], task % bands
+        _bucket_pairs(keys[lo:hi, band], lo, out_a, out_b, offsets[task])
     return out_a, out_b
 
 
 @numba.njit(cache=True)
-def _run_pairs(packed, low, key, group, out_a, out_b, k):  # pragma: no cover - compiled
-    """Counts the pairs of one band's sorted runs; writes them from out_a[k] on when out_a is not empty."""
+def _bucket_pairs(key, first, out_a, out_b, k):  # pragma: no cover - compiled
+    """Counts the pairs (i < j) with key[i] == key[j]; writes them (as rows ``first + i``) from out_a[k] on
+    when out_a is not empty. Open addressing on the mixed key; each row links to the previous row of its
+    key, so a row pairs with exactly the rows of its key before it."""
+    m = key.shape[0]
+    bits = 1
+    while (1 << bits) < 2 * m:
+        bits += 1
+    mask = (1 << bits) - 1
+    head = np.full(1 << bits, -1, dtype=np.int64)
+    previous = np.empty(m, dtype=np.int64)
     count = 0
-    start = 0
-    n = packed.shape[0]
-    while start < n:
-        end = start + 1
-        while end < n and (packed[end] | low) == (packed[start] | low):
-            end += 1
-        for x in range(start, end):
-            for y in range(x + 1, end):
-                i, j = np.int64(packed[x] & low), np.int64(packed[y] & low)
-                if key[i] == key[j] and group[i] == group[j]:
-                    if out_a.shape[0]:
-                        out_a[k + count] = min(i, j)
-                        out_b[k + count] = max(i, j)
-                    count += 1
-        start = end
+    for i in range(m):
+        slot = np.int64(_mix(key[i]) >> np.uint64(64 - bits))
+        while head[slot] >= 0 and key[head[slot]] != key[i]:
+            slot = (slot + 1) & mask
+        previous[i] = head[slot]
+        head[slot] = i
+        j = previous[i]
+        while j >= 0:
+            if out_a.shape[0]:
+                out_a[k + count] = first + j
+                out_b[k + count] = first + i
+            count += 1
+            j = previous[j]
     return count
 
 

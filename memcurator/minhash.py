@@ -157,6 +157,16 @@ def candidate_probability(similarity: float, bands: int, rows: int) -> float:
 
 
 def lsh_candidates(keys: np.ndarray, group: np.ndarray) -> pl.DataFrame:
-    """Pairs (a < b) sharing a band key within the same group (namespace); duplicates removed."""
-    a, b = _kernels().band_bucket_pairs(np.ascontiguousarray(keys, dtype=np.uint64), group.astype(np.int64))
+    """Pairs (a < b) sharing a band key within the same group (namespace); duplicates removed. The rows
+    are taken group by group (a caller's rows usually come so already)."""
+    group = np.asarray(group)
+    if len(group) < 2:
+        return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64})
+    order = None if np.all(group[1:] >= group[:-1]) else np.argsort(group, kind="stable")
+    if order is not None:
+        keys, group = keys[order], group[order]
+    starts = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1], [True]])).astype(np.int64)
+    a, b = _kernels().band_bucket_pairs(np.ascontiguousarray(keys, dtype=np.uint64), starts)
+    if order is not None:  # rows in the caller's numbering (a stable order keeps a < b within a group)
+        a, b = order[a], order[b]
     return pl.DataFrame({"a": a, "b": b}).unique().sort("a", "b")
