@@ -32,9 +32,10 @@ def band_keys(sig, rows, out):  # pragma: no cover - compiled
 
 
 @numba.njit(parallel=True, cache=True)
-def sort_rows(codes, offsets):  # pragma: no cover - compiled
-    for r in numba.prange(offsets.shape[0] - 1):
-        codes[offsets[r]:offsets[r + 1]].sort()
+def sort_rows(codes, offsets, rows):  # pragma: no cover - compiled
+    """Sorts the CSR rows ``rows`` of codes in place."""
+    for k in numba.prange(rows.shape[0]):
+        codes[offsets[rows[k]]:offsets[rows[k] + 1]].sort()
 
 
 @numba.njit(parallel=True, cache=True)
