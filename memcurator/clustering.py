@@ -165,11 +165,17 @@ def with_text_keys(docs: pl.DataFrame, cfg: CurationConfig) -> tuple[pl.DataFram
     return docs.with_columns(shingles.lists, pl.Series("set_key", set_keys(shingles))), shingles.vocabulary
 
 
-def set_keys(shingles: text.ShingleCodes) -> np.ndarray:
+def set_keys(shingles: text.ShingleCodes, use_compiled: bool | None = None) -> np.ndarray:
     """An order-free hash of each set: the (wrapping) sum of its distinct shingles' polars hashes, each
     shingle hashed once."""
-    sums = np.concatenate([np.zeros(1, dtype=np.uint64),
-                           np.cumsum(shingles.vocabulary.hash().to_numpy()[shingles.codes], dtype=np.uint64)])
+    hashes = shingles.vocabulary.hash().to_numpy()
+    if text.compiled(len(shingles.rows) - 1, use_compiled):  # 0.12 -> 0.01 s on 200k texts of 60 words
+        from memcurator import kernels
+
+        keys = np.empty(len(shingles.rows) - 1, dtype=np.uint64)
+        kernels.row_sums(hashes, shingles.codes, shingles.rows, keys)
+        return keys
+    sums = np.concatenate([np.zeros(1, dtype=np.uint64), np.cumsum(hashes[shingles.codes], dtype=np.uint64)])
     return sums[shingles.rows[1:]] - sums[shingles.rows[:-1]]
 
 

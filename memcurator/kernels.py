@@ -32,6 +32,16 @@ def band_keys(sig, rows, out):  # pragma: no cover - compiled
 
 
 @numba.njit(parallel=True, cache=True)
+def row_sums(values, codes, offsets, out):  # pragma: no cover - compiled
+    """out[r] = the (wrapping) sum of values[c] over the codes c of CSR row r."""
+    for r in numba.prange(offsets.shape[0] - 1):
+        total = np.uint64(0)
+        for t in range(offsets[r], offsets[r + 1]):
+            total += values[codes[t]]
+        out[r] = total
+
+
+@numba.njit(parallel=True, cache=True)
 def sort_rows(codes, offsets, rows):  # pragma: no cover - compiled
     """Sorts the CSR rows ``rows`` of codes in place."""
     for k in numba.prange(rows.shape[0]):

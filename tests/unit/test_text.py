@@ -85,12 +85,13 @@ def test_an_empty_column_has_no_shingles():
     assert codes.lists.len() == 0 and codes.vocabulary.len() == 0
 
 
-def test_set_keys_equal_the_sum_of_the_shingles_hashes():
+@pytest.mark.parametrize("use_compiled", [True, False], ids=["compiled", "numpy"])
+def test_set_keys_equal_the_sum_of_the_shingles_hashes(use_compiled):
     # the near-duplicate index stores these keys: they must not change with the way shingles are read
     texts = pl.Series(HOSTILE, dtype=pl.String)
     strings = shingle_column(texts, 1, True)
     expected = strings.list.eval(pl.element().hash()).list.sum().fill_null(0).to_list()
-    assert clustering.set_keys(shingle_codes(texts, 1, True)).tolist() == expected
+    assert clustering.set_keys(shingle_codes(texts, 1, True), use_compiled).tolist() == expected
 
 
 def test_signatures_of_codes_equal_datasketch():
