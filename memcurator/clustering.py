@@ -213,7 +213,8 @@ def exact_copy_pairs(docs: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
 def _pairs_of(docs: pl.DataFrame, cfg: CurationConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
     docs, vocabulary = with_text_keys(docs, cfg)
     exact, groups = exact_copy_pairs(docs)
-    reps = docs.join(groups.with_columns(pl.col("copies").list.first().alias("doc")).select("doc", "copies"), on="doc")
+    reps = docs.select("doc", "namespace", "shingles", "set_key").join(  # (the texts stay behind)
+        groups.with_columns(pl.col("copies").list.first().alias("doc")).select("doc", "copies"), on="doc")
     reps = reps.filter(pl.col("shingles").list.len() > 0)
     near, rep_keys = _minhash_pairs(reps, vocabulary, cfg)
     pairs = compatible(pl.concat([exact, near]).unique(["a", "b"], keep="first"), docs)
