@@ -1,5 +1,5 @@
-"""The compiled loops behind memcurator.minhash and memcurator.text's word codes (numba, cached on disk;
-parallel over documents or pairs where the work splits)."""
+"""The compiled loops behind memcurator.minhash, memcurator.text's word codes and memcurator.detect's tokens
+(numba, cached on disk; parallel over documents or pairs where the work splits)."""
 
 import numba
 import numpy as np
@@ -268,6 +268,240 @@ def _scan_words(text, offsets, first, n, emit, slots, hashes, vocab, vocab_offse
         d += 1
     state[0], state[1] = size, count
     return d
+
+
+LETTER = 97  # FOLD maps A-Z and a-z to 97..122, digits to 48..57, the underscore to 95, others to 0
+LOWER = np.array([b + 32 if 65 <= b <= 90 else b for b in range(256)], dtype=np.uint8)
+NOT = np.frombuffer(b"not", dtype=np.uint8)
+NOONE = np.frombuffer(b"noone", dtype=np.uint8)
+
+
+@numba.njit(cache=True, nogil=True)
+def judge_token_codes(data, offsets):  # pragma: no cover - compiled
+    """The lexical judge's tokens (memcurator.detect._tokens) of each ASCII text, every occurrence in
+    order, as codes into one vocabulary: lower-cased runs of letters, and numbers (``[a-z]+|\\d+(\\.\\d+)?``),
+    read as if the text had first been rewritten ``n't`` -> " not", "no one" -> " noone" and
+    "no longer" -> " not longer" (each between word boundaries, in that order). A text with a non-ASCII
+    byte is left empty and flagged, as in ascii_word_codes, whose table this shares.
+    Returns (codes, row offsets, vocabulary bytes, vocabulary offsets, ascii flags)."""
+    n = offsets.shape[0] - 1
+    vocab = np.empty(data.shape[0] + NOT.shape[0] + NOONE.shape[0], dtype=np.uint8)
+    vocab_offsets = np.empty(data.shape[0] + 3, dtype=np.int64)  # a token takes a byte at least
+    vocab_offsets[0] = 0
+    codes = np.empty(data.shape[0] + 1, dtype=np.uint32)
+    row_offsets = np.zeros(n + 1, dtype=np.int64)
+    ascii = np.ones(n, dtype=np.bool_)
+    state = np.zeros(2, dtype=np.int64)  # words in the vocabulary, codes written
+    slots = np.full(1 << 12, -1, dtype=np.int64)
+    hashes = np.zeros(1 << 12, dtype=np.uint64)
+    done = 0
+    while done < n:
+        done = _judge_scan(data, offsets, done, n, slots, hashes, vocab, vocab_offsets, codes, row_offsets, ascii,
+                           state)
+        if done < n:
+            slots, hashes = _rehash(2 * slots.shape[0], vocab, vocab_offsets, state[0])
+    size, count = state[0], state[1]
+    return codes[:count].copy(), row_offsets, vocab[:vocab_offsets[size]].copy(), vocab_offsets[:size + 1].copy(), ascii
+
+
+@numba.njit(cache=True)
+def _judge_scan(text, offsets, first, n, slots, hashes, vocab, vocab_offsets, codes, row_offsets, ascii,
+                state):  # pragma: no cover - compiled
+    """Texts first..n-1 (see judge_token_codes); stops at the first text that could fill the table past
+    half, and returns where it stopped. A run of letters is hashed as it is read (hashing it again
+    after finding its end, and the counters kept in ``state`` in the loop, took 1.3 s for 0.5 s)."""
+    size, count = state[0], state[1]
+    d = first
+    while d < n:
+        start, end = offsets[d], offsets[d + 1]
+        if 2 * (size + (end - start) + 2) > slots.shape[0]:
+            break
+        bits = np.uint8(0)  # or-ed without an early exit: the loop vectorises
+        for i in range(start, end):
+            bits |= text[i]
+        if bits >= 128:
+            ascii[d] = False
+        else:
+            i = start
+            while i < end:
+                c = FOLD[text[i]]
+                if c >= LETTER:
+                    j, h = _letters(text, i, end)
+                    e, nt = _without_nt(text, i, j, end)
+                    if (not nt and e - i == 2 and c == 110 and FOLD[text[i + 1]] == 111
+                            and (i == start or FOLD[text[i - 1]] == 0) and j + 1 < end and text[j] == 32
+                            and FOLD[text[j + 1]] >= LETTER):
+                        # "no" then one space and a word: "no one" and "no longer" are rewritten
+                        k = j + 1
+                        m, _ = _letters(text, k, end)
+                        e2, nt2 = _without_nt(text, k, m, end)
+                        if nt2 or m == end or FOLD[text[m]] == 0:
+                            if _is(text, k, e2, ONE):
+                                codes[count], size = _code(NOONE, 0, NOONE.shape[0], _fnv(NOONE, 0, NOONE.shape[0]),
+                                                           slots, hashes, vocab, vocab_offsets, size)
+                                count += 1
+                                i = e2  # a following n't is read from its "n"
+                                continue
+                            if _is(text, k, e2, LONGER):
+                                codes[count], size = _code(NOT, 0, NOT.shape[0], _fnv(NOT, 0, NOT.shape[0]),
+                                                           slots, hashes, vocab, vocab_offsets, size)
+                                count += 1
+                                i = j
+                                continue
+                    if e > i:
+                        if nt:  # the run's hash counted the "n"
+                            h = _fnv_lower(text, i, e)
+                        codes[count], size = _code(text, i, e - i, h, slots, hashes, vocab, vocab_offsets, size)
+                        count += 1
+                    if nt:
+                        codes[count], size = _code(NOT, 0, NOT.shape[0], _fnv(NOT, 0, NOT.shape[0]),
+                                                   slots, hashes, vocab, vocab_offsets, size)
+                        count += 1
+                        i = j + 2
+                    else:
+                        i = j
+                elif 48 <= c <= 57:
+                    j = i
+                    while j < end and 48 <= text[j] <= 57:
+                        j += 1
+                    if j + 1 < end and text[j] == 46 and 48 <= text[j + 1] <= 57:
+                        j += 2
+                        while j < end and 48 <= text[j] <= 57:
+                            j += 1
+                    codes[count], size = _code(text, i, j - i, _fnv(text, i, j), slots, hashes, vocab, vocab_offsets,
+                                               size)
+                    count += 1
+                    i = j
+                else:
+                    i += 1
+        row_offsets[d + 1] = count
+        d += 1
+    state[0], state[1] = size, count
+    return d
+
+
+@numba.njit(cache=True)
+def judge_lists(codes, rows, stem_of, negation, value, rank, dropped, plain, has_antonym):  # pragma: no cover - compiled
+    """What the lexical judge reads from each text's tokens (CSR rows of token codes, see
+    judge_token_codes), in one pass: the number of negation-cue tokens; the distinct content stems (not
+    ``dropped``; first-seen order); the distinct value tokens in string order (``rank``); the content
+    stems that are ``plain`` (no number, no value word); the content stems that ``has_antonym``. Each list
+    as (codes, row offsets): stems for all but the values, tokens for those. A stem or token is taken
+    once per text by stamping it with the text's number."""
+    n = rows.shape[0] - 1
+    total = codes.shape[0]
+    negations = np.zeros(n, dtype=np.int64)
+    content, values = np.empty(total, dtype=np.uint32), np.empty(total, dtype=np.uint32)
+    plains, antonyms = np.empty(total, dtype=np.uint32), np.empty(total, dtype=np.uint32)
+    content_rows, value_rows = np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64)
+    plain_rows, antonym_rows = np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64)
+    stem_seen = np.zeros(dropped.shape[0], dtype=np.int64)
+    value_seen = np.zeros(value.shape[0], dtype=np.int64)
+    kc = kv = kp = ka = 0
+    for r in range(n):
+        mark = r + 1
+        first_value = kv
+        for t in range(rows[r], rows[r + 1]):
+            code = codes[t]
+            if negation[code]:
+                negations[r] += 1
+            stem = stem_of[code]
+            if not dropped[stem] and stem_seen[stem] != mark:
+                stem_seen[stem] = mark
+                content[kc] = stem
+                kc += 1
+                if plain[stem]:
+                    plains[kp] = stem
+                    kp += 1
+                if has_antonym[stem]:
+                    antonyms[ka] = stem
+                    ka += 1
+            if value[code] and value_seen[code] != mark:
+                value_seen[code] = mark
+                k = kv  # inserted in string order (a text states few values)
+                while k > first_value and rank[values[k - 1]] > rank[code]:
+                    values[k] = values[k - 1]
+                    k -= 1
+                values[k] = code
+                kv += 1
+        content_rows[r + 1], value_rows[r + 1], plain_rows[r + 1], antonym_rows[r + 1] = kc, kv, kp, ka
+    return (negations, (content[:kc].copy(), content_rows), (values[:kv].copy(), value_rows),
+            (plains[:kp].copy(), plain_rows), (antonyms[:ka].copy(), antonym_rows))
+
+
+ONE = np.frombuffer(b"one", dtype=np.uint8)
+LONGER = np.frombuffer(b"longer", dtype=np.uint8)
+
+
+@numba.njit(cache=True, inline="always")
+def _letters(text, i, end):  # pragma: no cover - compiled
+    """Where the run of letters from i ends, and its lower-cased bytes' FNV-1a hash."""
+    h = np.uint64(0xCBF29CE484222325)
+    while i < end:
+        c = FOLD[text[i]]
+        if c < LETTER:
+            break
+        h = (h ^ np.uint64(c)) * np.uint64(0x100000001B3)
+        i += 1
+    return i, h
+
+
+@numba.njit(cache=True, inline="always")
+def _without_nt(text, i, j, end):  # pragma: no cover - compiled
+    """Where the letters i..j-1 end once an ``n't`` at their end (followed by a word boundary) is rewritten
+    to " not", and whether it is."""
+    if (FOLD[text[j - 1]] == 110 and j + 1 < end and text[j] == 39 and FOLD[text[j + 1]] == 116
+            and (j + 2 == end or FOLD[text[j + 2]] == 0)):
+        return j - 1, True
+    return j, False
+
+
+@numba.njit(cache=True, inline="always")
+def _is(text, i, j, word):  # pragma: no cover - compiled
+    """Whether text[i:j], lower-cased, is ``word`` (lower-case bytes)."""
+    if j - i != word.shape[0]:
+        return False
+    for k in range(j - i):
+        if FOLD[text[i + k]] != word[k]:
+            return False
+    return True
+
+
+@numba.njit(cache=True, inline="always")
+def _fnv_lower(data, start, end):  # pragma: no cover - compiled
+    h = np.uint64(0xCBF29CE484222325)
+    for j in range(start, end):
+        h = (h ^ np.uint64(LOWER[data[j]])) * np.uint64(0x100000001B3)
+    return h
+
+
+@numba.njit(cache=True, inline="always")
+def _code(source, i, length, h, slots, hashes, vocab, vocab_offsets, size):  # pragma: no cover - compiled
+    """The code of the word source[i:i + length] (lower-cased; ``h`` its FNV-1a hash), numbered ``size``
+    if new; returns (code, words in the vocabulary)."""
+    capacity = slots.shape[0]
+    h = _mix(h)
+    slot = np.int64(h & np.uint64(capacity - 1))
+    while slots[slot] >= 0:
+        if hashes[slot] == h:
+            other = slots[slot]
+            o = vocab_offsets[other]
+            if vocab_offsets[other + 1] - o == length:
+                same = True
+                for k in range(length):
+                    if vocab[o + k] != LOWER[source[i + k]]:
+                        same = False
+                        break
+                if same:
+                    return other, size
+        slot = (slot + 1) & (capacity - 1)
+    o = vocab_offsets[size]
+    for k in range(length):
+        vocab[o + k] = LOWER[source[i + k]]
+    vocab_offsets[size + 1] = o + length
+    slots[slot] = size
+    hashes[slot] = h
+    return size, size + 1
 
 
 @numba.njit(cache=True)

@@ -100,23 +100,32 @@ def shingle_codes(texts: pl.Series, words: int = 1, drop_stopwords: bool = False
 
 def _ascii_word_codes(kernels, data: np.ndarray, offsets: np.ndarray, stop_data: np.ndarray,
                       stop_offsets: np.ndarray) -> tuple[np.ndarray, ...]:
-    """kernels.ascii_word_codes on parts of the column at once (one thread per core; the kernel releases
-    the GIL), then the parts' vocabularies numbered as one: each part's words, in part order, read as
-    one-word texts by the same kernel, so the numbers are the ones a single scan gives (first-seen order)."""
+    """kernels.ascii_word_codes on parts of the column at once (see in_parts)."""
+    no_stops = np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64)
+    return in_parts(lambda d, o: _scan(kernels, d, o, stop_data, stop_offsets),
+                    lambda d, o: _scan(kernels, d, o, *no_stops), data, offsets)
+
+
+def in_parts(scan, rescan, data: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, ...]:
+    """A compiled scan ``scan(data, offsets)`` -> (codes, rows, vocabulary bytes, vocabulary offsets, ascii
+    flags) on parts of the column at once (one thread per core; the kernels release the GIL), then the
+    parts' vocabularies numbered as one: each part's words, in part order, read as one-word texts by
+    ``rescan`` (which must read a word of its own vocabulary as that one word), so the numbers are the
+    ones a single scan gives (first-seen order)."""
+    from memcurator import kernels
+
     n = len(offsets) - 1
     parts = min(kernels.numba.get_num_threads(), max(1, n // PART_TEXTS))
     if parts == 1:
-        return _scan(kernels, data, offsets, stop_data, stop_offsets)
+        return scan(data, offsets)
     bounds = np.linspace(0, n, parts + 1).astype(np.int64)
     with ThreadPoolExecutor(parts) as pool:
-        found = list(pool.map(lambda lo, hi: _scan(
-            kernels, data[offsets[lo]:offsets[hi]], offsets[lo:hi + 1] - offsets[lo], stop_data, stop_offsets),
-            bounds[:-1], bounds[1:]))
+        found = list(pool.map(lambda lo, hi: scan(data[offsets[lo]:offsets[hi]], offsets[lo:hi + 1] - offsets[lo]),
+                              bounds[:-1], bounds[1:]))
     words = np.concatenate([part[2] for part in found])
     starts = np.cumsum([0] + [len(part[2]) for part in found])
     word_offsets = np.concatenate([[0]] + [part[3][1:] + start for part, start in zip(found, starts)])
-    word_codes, _, vocab_data, vocab_offsets, _ = _scan(
-        kernels, words, word_offsets, np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64))
+    word_codes, _, vocab_data, vocab_offsets, _ = rescan(words, word_offsets)
     first = np.cumsum([0] + [len(part[3]) - 1 for part in found])
     codes = np.concatenate([word_codes[base + part[0]] for part, base in zip(found, first)])
     ends = np.cumsum([0] + [part[1][-1] for part in found])
@@ -128,15 +137,17 @@ def _scan(kernels, data: np.ndarray, offsets: np.ndarray, stop_data: np.ndarray,
     """kernels.ascii_word_codes, always called with one signature (read-only bytes, writable offsets): each
     other combination of flags is another compiled and cached version, which a process loads (~0.5 s) or,
     on a fresh checkout, compiles (~3 s)."""
-    frozen = []
-    for array in (data, stop_data):
-        array = np.ascontiguousarray(array, dtype=np.uint8)
-        if array.flags.writeable:
-            array = array.view()
-            array.flags.writeable = False
-        frozen.append(array)
-    return kernels.ascii_word_codes(frozen[0], np.array(offsets, dtype=np.int64), frozen[1],
+    return kernels.ascii_word_codes(read_only(data), np.array(offsets, dtype=np.int64), read_only(stop_data),
                                     np.array(stop_offsets, dtype=np.int64))
+
+
+def read_only(data: np.ndarray) -> np.ndarray:
+    """Bytes as a kernel takes them: contiguous uint8, flagged read-only (one compiled signature)."""
+    array = np.ascontiguousarray(data, dtype=np.uint8)
+    if array.flags.writeable:
+        array = array.view()
+        array.flags.writeable = False
+    return array
 
 
 def number_lists(lists: pl.Series, vocabulary: pl.Series | None = None) -> ShingleCodes:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from memcurator.detect import judge
+from memcurator.detect import features, judge
+from tests.unit.test_text import HOSTILE
 
 
 @pytest.mark.parametrize(
@@ -50,3 +51,31 @@ def test_judge_is_symmetric():
 
 def test_empty_input():
     assert judge(pl.DataFrame({"text_a": [], "text_b": []}, schema={"text_a": pl.String, "text_b": pl.String})).height == 0
+
+
+# texts at the edges of the compiled token scan's rules: each rewrite with and without its word boundaries,
+# numbers with and without decimals, identifiers, values, antonyms, and texts the regex path reads
+TOKEN_CASES = [
+    "the cache isn't warmed", "I DON'T know", "can't", "n't", "5n't", "don'tx", "don't_", "won't.", "o'neill n'to",
+    "no one came", "No One came", "_no one", "xno one", "no one_", "no one5", "no  one", "no ones", "no onen't",
+    "no one's", "no longer used", "NO LONGER", "no longern't", "no longer_", "not longer", "no no one longer",
+    "1.2.3 and 1. and .5 and 30.5s and 007", "v2.1.0 #1234 /var/log/app.log r123456 deadbeef01 build-930",
+    "the timeout is true, enabled, not disabled; never full, always empty", "public private public",
+    "ünïcode don't no one", "it’s curly: don’t", "nobody nothing none neither nor cannot without never",
+]
+
+
+@pytest.mark.parametrize("use_compiled", [True, False], ids=["compiled", "polars"])
+def test_features_are_the_same_on_both_paths(use_compiled):
+    texts = pl.Series([t for t in TOKEN_CASES + HOSTILE if t is not None])
+    other = features(texts, use_compiled=not use_compiled).sort("_text")
+    assert features(texts, use_compiled=use_compiled).sort("_text").to_dicts() == other.to_dicts()
+
+
+def test_features_read_the_rewrites():
+    got = {r["_text"]: r for r in features(pl.Series(["I don't know", "no one came", "no longer used", "_no one came"]),
+                                           use_compiled=True).to_dicts()}
+    assert got["I don't know"]["_neg"] == 1 and got["I don't know"]["_c"] == ["i", "know"]  # "do" is a stopword
+    assert got["no one came"]["_neg"] == 1 and got["no one came"]["_c"] == ["noon", "came"]  # noone, stemmed
+    assert got["no longer used"]["_neg"] == 1 and got["no longer used"]["_c"] == ["longer", "use"]
+    assert got["_no one came"]["_neg"] == 1 and got["_no one came"]["_c"] == ["came"]  # no boundary: "no", "one"

@@ -9,7 +9,7 @@ from datetime import date, datetime
 
 import polars as pl
 
-from memcurator import demo, ingest, store
+from memcurator import demo, ingest, store, text
 from memcurator.config import CurationConfig
 from memcurator.contradictions import candidate_pairs
 from memcurator.detect import (ANTONYM_MAP, CHANGE, IDENTIFIER, NEGATION_CUES, STOPWORDS, VALUE_WORDS, JudgeSettings,
@@ -79,7 +79,7 @@ def _reference_pairs(entries: pl.DataFrame, similar: pl.DataFrame) -> set[tuple]
     return {(ns, a, b, same) for (ns, a, b), same in out.items()}
 
 
-def test_vectorised_judge_equals_the_per_pair_reading_on_a_fleet(home, conn):
+def test_vectorised_judge_equals_the_per_pair_reading_on_a_fleet(home, conn, monkeypatch):
     demo.generate(home.landing, home.truth, writes=3_000, namespaces=3, days=30, seed=9, end=date(2026, 11, 28))
     ingest.ingest_landing(conn, home.landing, None, CurationConfig())
     as_of = datetime(2026, 11, 29)
@@ -95,7 +95,8 @@ def test_vectorised_judge_equals_the_per_pair_reading_on_a_fleet(home, conn):
     texts = entries.select("namespace", "entry_id", "text")
     pairs = (pairs.join(texts.rename({"entry_id": "entry_a", "text": "text_a"}), on=["namespace", "entry_a"])
              .join(texts.rename({"entry_id": "entry_b", "text": "text_b"}), on=["namespace", "entry_b"]))
-    got = judge(pairs)["kind"].to_list()
     want = [reference(a, b) for a, b in zip(pairs["text_a"], pairs["text_b"])]
     assert sum(k is not None for k in want) > 50  # the fleet has conflicts of several kinds
-    assert got == want
+    for use_compiled in (True, False):  # the texts' features read by the compiled scan, then by polars
+        monkeypatch.setattr(text, "compiled", lambda batch, choice=None, use=use_compiled: use)
+        assert judge(pairs)["kind"].to_list() == want, f"compiled={use_compiled}"
