@@ -78,11 +78,13 @@ IS_NUMBER = r"^\d+(\.\d+)?$"
 DROP = sorted(STOPWORDS | set(NEGATION_CUES))  # not content: matched against the stems
 
 
-def features(texts: pl.Series, use_compiled: bool | None = None) -> pl.DataFrame:
+def features(texts: pl.Series, use_compiled: bool | None = None) -> tuple[pl.DataFrame, pl.Series]:
     """Everything the judge reads from one text, computed once per distinct text (a text takes part
-    in many pairs): negation cues, content stems, values, identifiers, change markers. A big batch
-    reads its tokens with a compiled scan and builds the lists from their codes (_coded_features);
-    a small one in polars (the same columns, tested)."""
+    in many pairs): negation cues, content stems, values, identifiers, change markers. The stems
+    (content ``_c``, plain ``_n``) and their antonyms (``_ant``) are codes into the word list returned
+    with the frame: the judge compares and joins numbers, and reads a word only for its evidence. A big
+    batch reads its tokens with a compiled scan and builds the lists from their codes (_coded_features);
+    a small one in polars (the same lists, tested)."""
     texts = texts.unique()
     if text.compiled(len(texts), use_compiled):
         return _coded_features(texts)
@@ -97,11 +99,15 @@ def features(texts: pl.Series, use_compiled: bool | None = None) -> pl.DataFrame
         pl.col("_t").list.eval(pl.element().filter(pl.element().str.contains(is_num) | pl.element().is_in(VALUE_WORDS)))
         .list.unique().list.sort().alias("_v"),
     )
-    return _markers(f).with_columns(
+    f = _markers(f).with_columns(
         pl.col("_c").list.eval(pl.element().filter(~pl.element().str.contains(is_num)
                                                    & ~pl.element().is_in(VALUE_WORDS))).alias("_n"),
         pl.col("_c").list.eval(pl.element().replace_strict(ANTONYM_MAP, default=None)).list.drop_nulls().alias("_ant"),
     ).drop("_t", "_s").collect(engine="streaming")
+    words = pl.concat([f["_c"].explode(), f["_ant"].explode()]).drop_nulls().unique(maintain_order=True)
+    numbers = pl.Series(np.arange(len(words), dtype=np.uint32))
+    coded = lambda c: pl.col(c).list.eval(pl.element().replace_strict(words, numbers))  # noqa: E731
+    return f.with_columns(coded("_c"), coded("_n"), coded("_ant")), words.alias("word")
 
 
 def _markers(f: pl.LazyFrame) -> pl.LazyFrame:
@@ -136,7 +142,8 @@ def _token_codes(texts: pl.Series) -> text.ShingleCodes:
 def _coded_features(texts: pl.Series) -> pl.DataFrame:
     """features() from token codes: what a list needs is looked up once per distinct token or stem (its
     stem, whether it is a negation cue, a value, dropped, plain, its antonym), then each text's lists
-    are drawn from its codes by one compiled pass (kernels.judge_lists) and turned into strings."""
+    are drawn from its codes by one compiled pass (kernels.judge_lists). The words are the stems, then
+    the antonyms that are none of them."""
     from memcurator import kernels
 
     tokens = _token_codes(texts)
@@ -147,6 +154,9 @@ def _coded_features(texts: pl.Series) -> pl.DataFrame:
                                                  maintain_order="left")["code"].to_numpy().astype(np.int64))
     is_value = (vocabulary.str.contains(IS_NUMBER) | vocabulary.is_in(VALUE_WORDS))
     antonyms = stems.replace_strict(ANTONYM_MAP, default=None)
+    words = pl.concat([stems, antonyms.drop_nulls()]).unique(maintain_order=True)
+    antonym_code = (antonyms.to_frame("w").join(words.to_frame("w").with_row_index("code"), on="w", how="left",
+                                                maintain_order="left")["code"].fill_null(0).to_numpy())
     lists = kernels.judge_lists(
         tokens.codes, tokens.rows, stem_code, vocabulary.is_in(NEGATION_CUES).to_numpy(), is_value.to_numpy(),
         vocabulary.rank("ordinal").to_numpy().astype(np.int64), stems.is_in(DROP).to_numpy(),
@@ -155,12 +165,17 @@ def _coded_features(texts: pl.Series) -> pl.DataFrame:
     f = pl.DataFrame({
         "_text": texts,
         "_neg": pl.Series(negations, dtype=pl.UInt32),
-        "_c": _string_lists(stems, c_codes, c_rows),
+        "_c": _code_lists(c_codes, c_rows),  # a stem's code is its word's: the stems come first
         "_v": _string_lists(vocabulary, v_codes, v_rows),
     })
-    return _markers(f.lazy()).with_columns(
-        _string_lists(stems, n_codes, n_rows).alias("_n"), _string_lists(antonyms, a_codes, a_rows).alias("_ant"),
-    ).collect(engine="streaming")
+    f = _markers(f.lazy()).collect(engine="streaming").with_columns(
+        _code_lists(n_codes, n_rows).alias("_n"),
+        _code_lists(antonym_code[a_codes].astype(np.uint32), a_rows).alias("_ant"))
+    return f, words.alias("word")
+
+
+def _code_lists(codes: np.ndarray, rows: np.ndarray) -> pl.Series:
+    return text.ShingleCodes(codes, rows, pl.Series([], dtype=pl.String)).lists
 
 
 def _string_lists(strings: pl.Series, codes: np.ndarray, rows: np.ndarray) -> pl.Series:
@@ -176,7 +191,7 @@ def judge(pairs: pl.DataFrame, settings: JudgeSettings = JudgeSettings()) -> pl.
     if pairs.height == 0:
         return pairs.with_columns(pl.lit(None, pl.String).alias("kind"), pl.lit(False).alias("is_conflict"),
                                   pl.lit(0.0).alias("confidence"), pl.lit(None, pl.String).alias("evidence"))
-    feats = features(pl.concat([pairs["text_a"], pairs["text_b"]]))
+    feats, words = features(pl.concat([pairs["text_a"], pairs["text_b"]]))
     side = lambda s: feats.rename({c: (f"text_{s}" if c == "_text" else f"{c}{s}") for c in feats.columns})  # noqa: E731
     f = (pairs.with_row_index("_row")
          .join(side("a"), on="text_a", how="left").join(side("b"), on="text_b", how="left").sort("_row"))
@@ -202,9 +217,12 @@ def judge(pairs: pl.DataFrame, settings: JudgeSettings = JudgeSettings()) -> pl.
     # antonym: a content word of one side whose antonym is on the other side (and not on its own)
     anto = (f.filter(pl.col("_anta").list.len() > 0).select(
         "_row", pl.col("_anta").list.set_difference(pl.col("_ca")).list.set_intersection(
-            pl.col("_cb").list.set_difference(pl.col("_ca"))).alias("_anto")))
+            pl.col("_cb").list.set_difference(pl.col("_ca"))).alias("_anto"))
+        .with_columns(pl.col("_anto").list.eval(pl.element().replace_strict(
+            pl.Series(np.arange(len(words), dtype=np.uint32)), words)).alias("_anto_words")))
     f = (f.join(rest, on="_row", how="left").join(anto, on="_row", how="left")
-         .with_columns(pl.col("_rest_overlap").fill_null(0.0), pl.col("_anto").fill_null([]), maybe_value.alias("_maybe_value")))
+         .with_columns(pl.col("_rest_overlap").fill_null(0.0), pl.col("_anto").fill_null([]),
+                       pl.col("_anto_words").fill_null([]), maybe_value.alias("_maybe_value")))
     inter, union = pl.col("_inter"), pl.col("_union")
     # the negated claim is usually the shorter one: measure how much of the smaller side the other repeats
     negation = ((pl.col("_neg_a") > 0) != (pl.col("_neg_b") > 0)) & (
@@ -229,7 +247,7 @@ def judge(pairs: pl.DataFrame, settings: JudgeSettings = JudgeSettings()) -> pl.
         .when(pl.col("kind") == "negation")
         .then(pl.format("one side negates the other (content containment {})", pl.col("_containment").round(2)))
         .when(pl.col("kind") == "antonym")
-        .then(pl.format("opposite words ({}) in otherwise matching statements", pl.col("_anto").list.join(",")))
+        .then(pl.format("opposite words ({}) in otherwise matching statements", pl.col("_anto_words").list.join(",")))
         .when(pl.col("kind") == "change")
         .then(pl.format("change marker with overlapping content (overlap {})", pl.col("_overlap").round(2)))
         .alias("evidence"),

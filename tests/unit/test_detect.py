@@ -65,17 +65,35 @@ TOKEN_CASES = [
 ]
 
 
-@pytest.mark.parametrize("use_compiled", [True, False], ids=["compiled", "polars"])
-def test_features_are_the_same_on_both_paths(use_compiled):
-    texts = pl.Series([t for t in TOKEN_CASES + HOSTILE if t is not None])
-    other = features(texts, use_compiled=not use_compiled).sort("_text")
-    assert features(texts, use_compiled=use_compiled).sort("_text").to_dicts() == other.to_dicts()
+def read(texts: list[str], use_compiled: bool) -> list[dict]:
+    """features() by text, the word codes read as their words."""
+    frame, words = features(pl.Series(texts), use_compiled=use_compiled)
+    assert frame.schema["_c"] == frame.schema["_n"] == frame.schema["_ant"] == pl.List(pl.UInt32)
+    words = words.to_list()
+    return [{k: [words[c] for c in v] if k in ("_c", "_n", "_ant") else v for k, v in row.items()}
+            for row in frame.sort("_text").to_dicts()]
+
+
+def test_features_are_the_same_on_both_paths():
+    texts = [t for t in TOKEN_CASES + HOSTILE if t is not None]
+    assert read(texts, use_compiled=True) == read(texts, use_compiled=False)
 
 
 def test_features_read_the_rewrites():
-    got = {r["_text"]: r for r in features(pl.Series(["I don't know", "no one came", "no longer used", "_no one came"]),
-                                           use_compiled=True).to_dicts()}
+    got = {r["_text"]: r for r in read(["I don't know", "no one came", "no longer used", "_no one came"], True)}
     assert got["I don't know"]["_neg"] == 1 and got["I don't know"]["_c"] == ["i", "know"]  # "do" is a stopword
     assert got["no one came"]["_neg"] == 1 and got["no one came"]["_c"] == ["noon", "came"]  # noone, stemmed
     assert got["no longer used"]["_neg"] == 1 and got["no longer used"]["_c"] == ["longer", "use"]
     assert got["_no one came"]["_neg"] == 1 and got["_no one came"]["_c"] == ["came"]  # no boundary: "no", "one"
+
+
+@pytest.mark.parametrize("use_compiled", [True, False], ids=["compiled", "polars"])
+def test_evidence_names_the_words(use_compiled, monkeypatch):
+    from memcurator import text
+
+    monkeypatch.setattr(text, "compiled", lambda batch, choice=None: use_compiled)
+    out = judge(pl.DataFrame({"text_a": ["the staging bucket is public", "the ledger timeout is 30 seconds"],
+                              "text_b": ["the staging bucket is private", "the ledger timeout is 45 seconds"]}))
+    assert out["evidence"].to_list() == [
+        "opposite words (privat) in otherwise matching statements",
+        "different values 30 vs 45 for the same statement (rest overlap 1.0)"]
