@@ -126,7 +126,7 @@ def _token_codes(texts: pl.Series) -> text.ShingleCodes:
     def scan(data: np.ndarray, offsets: np.ndarray):
         return kernels.judge_token_codes(text.read_only(data), np.array(offsets, dtype=np.int64))
 
-    data, offsets = text._utf8(texts)
+    data, offsets = text.utf8(texts)
     codes, rows, vocab_data, vocab_offsets, ascii = text.in_parts(scan, scan, data, offsets)
     vocabulary = pl.Series(pa.LargeStringArray.from_buffers(
         len(vocab_offsets) - 1, pa.py_buffer(vocab_offsets), pa.py_buffer(vocab_data)))
@@ -139,7 +139,7 @@ def _token_codes(texts: pl.Series) -> text.ShingleCodes:
     return text.ShingleCodes(codes, rows, vocabulary.alias("token"))
 
 
-def _coded_features(texts: pl.Series) -> pl.DataFrame:
+def _coded_features(texts: pl.Series) -> tuple[pl.DataFrame, pl.Series]:
     """features() from token codes: what a list needs is looked up once per distinct token or stem (its
     stem, whether it is a negation cue, a value, dropped, plain, its antonym), then each text's lists
     are drawn from its codes by one compiled pass (kernels.judge_lists). The words are the stems, then

@@ -85,8 +85,8 @@ def shingle_codes(texts: pl.Series, words: int = 1, drop_stopwords: bool = False
         return number_lists(shingle_column(texts, words, drop_stopwords))
     from memcurator import kernels  # numba: only a process that shingles pays its import
 
-    data, offsets = _utf8(texts)
-    stop_data, stop_offsets = _utf8(pl.Series(STOPWORDS if drop_stopwords else [], dtype=pl.String))
+    data, offsets = utf8(texts)
+    stop_data, stop_offsets = utf8(pl.Series(STOPWORDS if drop_stopwords else [], dtype=pl.String))
     codes, rows, vocab_data, vocab_offsets, ascii = _ascii_word_codes(kernels, data, offsets, stop_data, stop_offsets)
     vocabulary = pl.Series(pa.LargeStringArray.from_buffers(
         len(vocab_offsets) - 1, pa.py_buffer(vocab_offsets), pa.py_buffer(vocab_data)))
@@ -166,7 +166,7 @@ def list_offsets(lists: pl.Series) -> np.ndarray:
     return np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(lengths)])
 
 
-def _utf8(texts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+def utf8(texts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     """The bytes and the (int64) offsets of a string column, Arrow's layout; a null reads as empty."""
     array = texts.cast(pl.String).to_arrow()
     if isinstance(array, pa.ChunkedArray):

@@ -121,8 +121,8 @@ def test_a_stopword_list_may_repeat_a_word():
     from memcurator import kernels
 
     texts = pl.Series(["the cat of the hat", "a cat"])
-    data, offsets = text._utf8(texts)
-    stop_data, stop_offsets = text._utf8(pl.Series(["the", "of", "the", "a"]))
+    data, offsets = text.utf8(texts)
+    stop_data, stop_offsets = text.utf8(pl.Series(["the", "of", "the", "a"]))
     codes, rows, vocab_data, vocab_offsets, _ = text._scan(kernels, data, offsets, stop_data, stop_offsets)
     assert bytes(vocab_data).decode() == "cathat" and vocab_offsets.tolist() == [0, 3, 6]
     assert codes.tolist() == [0, 1, 0] and rows.tolist() == [0, 2, 3]
