@@ -230,34 +230,11 @@ def _scan_words(text, offsets, first, n, emit, slots, hashes, vocab, vocab_offse
                         break
                     h = (h ^ np.uint64(c)) * np.uint64(0x100000001B3)
                     j += 1
-                h = _mix(h)
-                length = j - i
-                slot = np.int64(h & np.uint64(capacity - 1))
-                code = -1
-                while slots[slot] >= 0:
-                    if hashes[slot] == h:
-                        other = slots[slot]
-                        o = vocab_offsets[other]
-                        if vocab_offsets[other + 1] - o == length:
-                            same = True
-                            for k in range(length):
-                                if vocab[o + k] != FOLD[text[i + k]]:
-                                    same = False
-                                    break
-                            if same:
-                                code = other
-                                break
-                    slot = (slot + 1) & (capacity - 1)
-                if code < 0:
-                    code = size
-                    size += 1
-                    o = vocab_offsets[code]
-                    for k in range(length):
-                        vocab[o + k] = FOLD[text[i + k]]
-                    vocab_offsets[code + 1] = o + length
+                # (within a word, FOLD and LOWER agree)
+                code, words = _code(text, i, j - i, h, slots, hashes, vocab, vocab_offsets, size)
+                if words > size:
                     last[code] = -1
-                    slots[slot] = code
-                    hashes[slot] = h
+                    size = words
                 if emit and code >= stops and last[code] != d:
                     last[code] = d
                     codes[count] = code - stops
