@@ -127,16 +127,9 @@ def _token_codes(texts: pl.Series) -> text.ShingleCodes:
         return kernels.judge_token_codes(text.read_only(data), np.array(offsets, dtype=np.int64))
 
     data, offsets = text.utf8(texts)
-    codes, rows, vocab_data, vocab_offsets, ascii = text.in_parts(scan, scan, data, offsets)
-    vocabulary = pl.Series(pa.LargeStringArray.from_buffers(
-        len(vocab_offsets) - 1, pa.py_buffer(vocab_offsets), pa.py_buffer(vocab_data)))
-    if not ascii.all():
-        others = np.flatnonzero(~ascii)
-        lists = pl.DataFrame({"_text": texts.gather(others)}).select(_tokens("_text").fill_null([]))["_text"]
-        unicode = text.number_lists(lists, vocabulary)
-        codes, rows = kernels.splice_rows(codes, rows, others, unicode.codes, unicode.rows)
-        vocabulary = unicode.vocabulary
-    return text.ShingleCodes(codes, rows, vocabulary.alias("token"))
+    return text.with_unicode_rows(
+        text.in_parts(scan, scan, data, offsets), texts,
+        lambda others: pl.DataFrame({"_text": others}).select(_tokens("_text").fill_null([]))["_text"], "token")
 
 
 def _coded_features(texts: pl.Series) -> tuple[pl.DataFrame, pl.Series]:

@@ -87,15 +87,25 @@ def shingle_codes(texts: pl.Series, words: int = 1, drop_stopwords: bool = False
 
     data, offsets = utf8(texts)
     stop_data, stop_offsets = utf8(pl.Series(STOPWORDS if drop_stopwords else [], dtype=pl.String))
-    codes, rows, vocab_data, vocab_offsets, ascii = _ascii_word_codes(kernels, data, offsets, stop_data, stop_offsets)
+    found = _ascii_word_codes(kernels, data, offsets, stop_data, stop_offsets)
+    return with_unicode_rows(found, texts, lambda others: shingle_column(others, 1, drop_stopwords), "shingle")
+
+
+def with_unicode_rows(found: tuple[np.ndarray, ...], texts: pl.Series, lists_of, name: str) -> ShingleCodes:
+    """A compiled scan's result (codes, rows, vocabulary bytes and offsets, ascii flags; see in_parts) as
+    ShingleCodes: the texts it left empty for a non-ASCII byte are read by ``lists_of`` (texts -> lists of
+    strings, Unicode's reading), numbered against the scan's vocabulary and put in their rows."""
+    from memcurator import kernels
+
+    codes, rows, vocab_data, vocab_offsets, ascii = found
     vocabulary = pl.Series(pa.LargeStringArray.from_buffers(
         len(vocab_offsets) - 1, pa.py_buffer(vocab_offsets), pa.py_buffer(vocab_data)))
     if not ascii.all():
         others = np.flatnonzero(~ascii)
-        unicode = number_lists(shingle_column(texts.gather(others), 1, drop_stopwords), vocabulary)
+        unicode = number_lists(lists_of(texts.gather(others)), vocabulary)
         codes, rows = kernels.splice_rows(codes, rows, others, unicode.codes, unicode.rows)
         vocabulary = unicode.vocabulary
-    return ShingleCodes(codes, rows, vocabulary.alias("shingle"))
+    return ShingleCodes(codes, rows, vocabulary.alias(name))
 
 
 def _ascii_word_codes(kernels, data: np.ndarray, offsets: np.ndarray, stop_data: np.ndarray,
