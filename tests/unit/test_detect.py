@@ -74,7 +74,12 @@ def read(texts: list[str], use_compiled: bool) -> list[dict]:
             for row in frame.sort("_text").to_dicts()]
 
 
-def test_features_are_the_same_on_both_paths():
+@pytest.mark.parametrize("part_texts", [20_000, 8], ids=["one-part", "in-parts"])
+def test_features_are_the_same_on_both_paths(part_texts, monkeypatch):
+    from memcurator import text
+
+    # in parts, the scan numbers the parts' vocabularies as one by reading each token again alone
+    monkeypatch.setattr(text, "PART_TEXTS", part_texts)
     texts = [t for t in TOKEN_CASES + HOSTILE if t is not None]
     assert read(texts, use_compiled=True) == read(texts, use_compiled=False)
 
