@@ -4,7 +4,8 @@
 import dagster as dg
 
 from assets._tables import OWNERS
-from memcurator import sql, store
+from memcurator import compaction, sql, store
+from memcurator.entries import as_of_for_night
 from pipelines.partitions import nightly_partitions
 from pipelines.resources import StoreResource
 
@@ -18,19 +19,22 @@ def published_store_asset(upstream: list[dg.AssetKey]) -> dg.AssetsDefinition:
         deps=upstream,
         partitions_def=nightly_partitions,
     )
-    def published_store(store_resource: StoreResource) -> dg.MaterializeResult:
+    def published_store(context: dg.AssetExecutionContext, store_resource: StoreResource) -> dg.MaterializeResult:
         """One file: published/store.duckdb, the read-only snapshot for analysts and recall().
 
-        Recreates the `analyst` views, checkpoints the store, copies it and renames the copy into
-        place, so a reader never takes the writer's lock and never sees a half-written table.
+        Recreates the `analyst` views, compacts the store when it is due (work.compactions), checkpoints
+        it, copies it and renames the copy into place, so a reader never takes the writer's lock and
+        never sees a half-written table.
         """
         home = store_resource.paths
         with store_resource.writer() as conn:
             store.create_analyst_views(conn, sql.load("analyst_views").split(";"))
+            compacted = compaction.close_night(conn, as_of_for_night(context.partition_key))
         path = store.publish(home.store, home.published)
         return dg.MaterializeResult(metadata={
             "path": dg.MetadataValue.path(str(path)),
             "bytes": dg.MetadataValue.int(path.stat().st_size),
+            "compaction": dg.MetadataValue.text(compacted or "not due"),
         })
 
     return published_store

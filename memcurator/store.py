@@ -55,6 +55,9 @@ def connect(path: Path | str, read_only: bool = False) -> Iterator[duckdb.DuckDB
         # 1M gives the same tables either way, compared row by row)
         conn.execute("SET preserve_insertion_order = false")
         if not read_only:
+            # checkpoints write changes without merging row groups: the close of a night compacts
+            # when it is due (memcurator/compaction.py)
+            conn.execute("SET max_vacuum_tasks = 0")
             for schema in SCHEMAS:
                 conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
         yield conn

@@ -18,7 +18,8 @@ import socket
 import dagster as dg
 
 from assets._tables import OWNERS
-from memcurator import ingest, scaleout, shards, sql, store
+from memcurator import compaction, ingest, scaleout, shards, sql, store
+from memcurator.entries import as_of_for_night
 from pipelines.partitions import nightly_partitions
 from pipelines.resources import CurationResource, StoreResource
 
@@ -103,6 +104,7 @@ def build_scaleout_definitions(home: str | dg.EnvVar | None = None, root: str | 
         with store_resource.writer() as conn:
             counts = shards.merge(conn, shard_root.root, context.partition_key, count)
             store.create_analyst_views(conn, sql.load("analyst_views").split(";"))
+            compaction.close_night(conn, as_of_for_night(context.partition_key))
         published = store.publish(paths.store, paths.published)
         return dg.MaterializeResult(metadata={"rows": dg.MetadataValue.json(counts),
                                               "published": dg.MetadataValue.path(str(published))})

@@ -1,0 +1,111 @@
+"""Compaction: the nights' checkpoints write changes without merging row groups; the close of a night
+compacts the store when it is due.
+
+DuckDB merges a table's row groups while it checkpoints (its "vacuum"): the rows deletes left are
+dropped and small row groups are joined where fewer would hold the rows. A night commits and
+checkpoints many times, and at each checkpoint every table whose row groups could be fewer was
+rewritten there and then: on a 1M-entry store, a 1 %-churn night's checkpoint after the clusters
+rewrote about 254k rows of core.cluster_edges to save one row group (0.23 s), and such merges were
+0.43 s of the night (docs/performance.md). The store's writers therefore checkpoint without merging
+(store.connect sets ``max_vacuum_tasks`` to 0), and ``close_night`` compacts (checkpoints with
+DuckDB's merges) when a table's deleted rows reach ``DEAD_SHARE`` of its stored rows, or when
+``COMPACT_DAYS`` passed since the last compaction (each night's inserts add a small row group to the
+tables it keeps). Compaction changes how rows are stored, never which: every table reads the same.
+A purge compacts into a fresh file anyway (memcurator/purge.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import duckdb
+
+from memcurator.store import ensure_table, transaction
+from memcurator.tables import C, Table, register
+
+DEAD_SHARE = 0.10  # a table's deleted rows, of the rows it stores, that make a night compact
+COMPACT_DAYS = 7   # nights' dates between compactions at most
+ROW_GROUP_ROWS = 122_880  # DuckDB's row group: a smaller table has nothing to merge
+DUCKDB_VACUUM_TASKS = 100  # DuckDB's default max_vacuum_tasks (per table and checkpoint)
+MAX_ROUNDS = 4  # a checkpoint merges at most three row groups at a time: a few rounds join the rest
+
+COMPACTIONS = register(Table(
+    "work", "compactions",
+    "One row per night whose close recorded a compaction of the store (or the first night, which only starts the count).",
+    (
+        C("as_of", "TIMESTAMP", "The night.", False),
+        C("reason", "VARCHAR", "first_night, deleted_rows (a table's deleted rows reached the share) or interval (days since the last).", False),
+        C("compacted", "BOOLEAN", "Whether row groups were merged (a first night only starts the count).", False),
+        C("rounds", "BIGINT", "Checkpoints with merges run (each merges at most three row groups at a time).", False),
+        C("stored_rows", "BIGINT", "Rows stored before, deleted ones included, over the store's tables.", False),
+        C("stored_rows_after", "BIGINT", "Rows stored after.", False),
+        C("deleted_rows", "BIGINT", "Deleted rows still stored before, over the store's tables.", False),
+        C("tables", "VARCHAR[]", "Tables whose deleted rows reached the share.", False),
+    ),
+    key=("as_of",),
+))
+
+
+@dataclass(frozen=True)
+class Storage:
+    stored: int   # rows stored, deleted ones included
+    deleted: int  # deleted rows still stored
+    over_share: list[str]  # tables whose deleted rows reached DEAD_SHARE
+
+
+def storage(conn: duckdb.DuckDBPyConnection) -> Storage:
+    """Stored and deleted rows of the store's tables: DuckDB's estimated size counts the rows a table
+    stores until they are merged away, count(*) the live ones."""
+    tables = conn.execute("select schema_name, table_name, estimated_size from duckdb_tables() "
+                          "where not temporary and database_name = current_database() order by all").fetchall()
+    stored = deleted = 0
+    over = []
+    for schema, name, size in tables:
+        live = conn.execute(f'select count(*) from "{schema}"."{name}"').fetchone()[0]
+        stored, deleted = stored + size, deleted + max(size - live, 0)
+        if size >= ROW_GROUP_ROWS and size - live >= DEAD_SHARE * size:
+            over.append(f"{schema}.{name}")
+    return Storage(stored, deleted, over)
+
+
+def due(conn: duckdb.DuckDBPyConnection, as_of: datetime, found: Storage) -> str | None:
+    """Why the night ending at ``as_of`` compacts, or None."""
+    ensure_table(conn, COMPACTIONS)
+    if found.over_share:
+        return "deleted_rows"
+    last = conn.execute("select max(as_of) from work.compactions where as_of <= $a", {"a": as_of}).fetchone()[0]
+    if last is None:
+        return "first_night"
+    return "interval" if as_of - last >= timedelta(days=COMPACT_DAYS) else None
+
+
+def close_night(conn: duckdb.DuckDBPyConnection, as_of: datetime, force: bool = False) -> str | None:
+    """End a night: compact when due (or ``force``), then checkpoint. Returns the reason, or None."""
+    found = storage(conn)
+    reason = "forced" if force else due(conn, as_of, found)
+    if reason is None:
+        conn.execute("checkpoint")
+        return None
+    compact = reason != "first_night"
+    rounds, after = 0, found.stored
+    with transaction(conn):
+        ensure_table(conn, COMPACTIONS)
+        conn.execute("delete from work.compactions where as_of = $a", {"a": as_of})
+        conn.execute("insert into work.compactions values ($a, $r, $c, 0, $s, $s, $d, $t)",
+                     {"a": as_of, "r": reason, "c": compact, "s": found.stored, "d": found.deleted, "t": found.over_share})
+    if compact:
+        conn.execute(f"set max_vacuum_tasks = {DUCKDB_VACUUM_TASKS}")
+        try:
+            before = found.stored + 1
+            while rounds < MAX_ROUNDS and after < before:
+                # a checkpoint runs only with something to write: the round's count is that
+                rounds, before = rounds + 1, after
+                conn.execute("update work.compactions set rounds = $n where as_of = $a", {"n": rounds, "a": as_of})
+                conn.execute("checkpoint")
+                after = storage(conn).stored
+        finally:
+            conn.execute("set max_vacuum_tasks = 0")
+        conn.execute("update work.compactions set stored_rows_after = $s where as_of = $a", {"s": after, "a": as_of})
+    conn.execute("checkpoint")
+    return reason

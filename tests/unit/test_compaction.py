@@ -1,0 +1,91 @@
+"""Compaction: the store's checkpoints merge no row groups; the close of a night compacts when it is due,
+and the tables read the same either way."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from memcurator import compaction, store
+
+NIGHT = datetime(2026, 11, 3)
+ROWS = 400_000  # a few of DuckDB's row groups (122,880 rows each)
+
+
+def stored_rows(conn, table: str) -> int:
+    return conn.execute("select estimated_size from duckdb_tables() where schema_name || '.' || table_name = ?",
+                        [table]).fetchone()[0]
+
+
+def content(conn, table: str) -> tuple:
+    return conn.execute(f"select count(*), sum(hash(a, b)) from {table}").fetchone()
+
+
+def fragmented_store(path, deleted_every: int):
+    """A table with every ``deleted_every``-th row deleted, checkpointed by a writer."""
+    with store.connect(path) as conn:
+        conn.execute("create table core.t as select i as a, i % 7 as b from range($n) r(i)", {"n": ROWS})
+        conn.execute("checkpoint")
+        conn.execute("delete from core.t where a % $k = 0", {"k": deleted_every})
+        conn.execute("checkpoint")
+
+
+def test_a_writers_checkpoint_keeps_deleted_rows_stored(tmp_path):
+    # what the nights gain: no checkpoint of theirs rewrites row groups (fails without max_vacuum_tasks = 0)
+    path = tmp_path / "store.duckdb"
+    fragmented_store(path, deleted_every=2)
+    with store.connect(path) as conn:
+        assert stored_rows(conn, "core.t") == ROWS
+        assert conn.execute("select count(*) from core.t").fetchone()[0] == ROWS // 2
+
+
+def test_deleted_rows_over_the_share_compact_the_store_and_the_table_reads_the_same(tmp_path):
+    path = tmp_path / "store.duckdb"
+    fragmented_store(path, deleted_every=2)  # half of the rows deleted
+    with store.connect(path) as conn:
+        before = content(conn, "core.t")
+        found = compaction.storage(conn)
+        assert "core.t" in found.over_share and found.deleted == ROWS // 2
+        assert compaction.close_night(conn, NIGHT) == "deleted_rows"
+        assert content(conn, "core.t") == before
+        assert stored_rows(conn, "core.t") < ROWS * 0.75
+        reason, compacted, rounds, stored, after, deleted, tables = conn.execute(
+            "select reason, compacted, rounds, stored_rows, stored_rows_after, deleted_rows, tables "
+            "from work.compactions").fetchone()
+        assert (reason, compacted, deleted, tables) == ("deleted_rows", True, ROWS // 2, ["core.t"])
+        assert rounds >= 1 and after < stored
+    with store.connect(path) as conn:  # and it stays so, reopened
+        assert content(conn, "core.t") == before and stored_rows(conn, "core.t") < ROWS * 0.75
+
+
+def row_groups(conn, table: str) -> int:
+    return conn.execute(f"select count(distinct row_group_id) from pragma_storage_info('{table}')").fetchone()[0]
+
+
+def test_small_row_groups_wait_for_the_interval(tmp_path):
+    # each night's inserts add a small row group (nothing merges them on the nights' checkpoints)
+    path = tmp_path / "store.duckdb"
+    with store.connect(path) as conn:
+        conn.execute("create table core.t as select i as a, i % 7 as b from range($n) r(i)", {"n": 2 * 122_880})
+        conn.execute("checkpoint")
+        for night in range(5):
+            conn.execute("insert into core.t select i, $k from range(5000) r(i)", {"k": night})
+            conn.execute("checkpoint")
+        before, groups = content(conn, "core.t"), row_groups(conn, "core.t")
+        assert groups == 7
+        # the first night only starts the count; the next ones compact once COMPACT_DAYS passed
+        assert compaction.close_night(conn, NIGHT) == "first_night"
+        assert compaction.close_night(conn, NIGHT + timedelta(days=compaction.COMPACT_DAYS - 1)) is None
+        assert row_groups(conn, "core.t") == groups
+        assert compaction.close_night(conn, NIGHT + timedelta(days=compaction.COMPACT_DAYS)) == "interval"
+        assert row_groups(conn, "core.t") == 3 and content(conn, "core.t") == before
+        assert conn.execute("select list(reason order by as_of), list(compacted order by as_of) "
+                            "from work.compactions").fetchone() == (["first_night", "interval"], [False, True])
+        # a night before the last compaction (a past night derived again) counts from the ones before it
+        assert compaction.close_night(conn, NIGHT + timedelta(days=2)) is None
+
+
+def test_a_table_smaller_than_a_row_group_never_calls_for_compaction(tmp_path):
+    with store.connect(tmp_path / "store.duckdb") as conn:
+        conn.execute("create table core.small as select i as a from range(1000) r(i)")
+        conn.execute("delete from core.small where a % 2 = 0")
+        assert compaction.storage(conn).over_share == []
