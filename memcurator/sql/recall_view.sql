@@ -3,8 +3,8 @@
 -- Tier `active`: the active set (active, reverify) and approved principles. Tier `session`: held and
 -- case material, searchable. Superseded, merged, redundant, expired and archived entries never appear.
 -- Every entry in an open conflict carries the conflict (with the other side and which is likely current).
--- With $all false, only the rows of the entries in the temp table stage_scope (changes.refresh_entries);
--- their ranks are set after, over their whole namespaces (recall_view_ranks.sql).
+-- With $all false, only the rows of the entries in the temp table stage_scope (changes.refresh_entries).
+-- The ranks are not stored: the view mart.recall_view numbers each namespace's rows (ranking.RANK).
 with scoped_lifecycle as not materialized (
     select * from core.entry_lifecycle where $all
     union all
@@ -115,12 +115,7 @@ select
     namespace,
     entry_id,
     case when state in ('active', 'reverify') then 'active' else 'session' end as tier,
-    row_number() over (
-        partition by namespace
-        order by case when state in ('active', 'reverify') then 0 else 1 end, score desc, last_written_at desc, entry_id
-    ) as rank,
     score, class, state, banners, has_failed_check, conflict_with, is_likely_current, tags, generality,
     proven_count, last_recalled_at, valid_from, valid_until, first_written_at, last_written_at, version_count,
     writer_agents, $as_of as as_of
 from all_rows
-order by namespace, rank

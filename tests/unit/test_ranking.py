@@ -69,3 +69,29 @@ def test_score_sql_never_reads_note_age():
     # age belongs to the note, truth to the fact: the formula must not use write times
     sql_text = load("entry_scores")
     assert "written" not in sql_text
+
+
+def test_the_recall_views_rank_numbers_each_namespace_in_recall_order():
+    """mart.recall_view numbers the stored ranking's rows per namespace when read: active tier first, then
+    score, then the latest write, then the entry id (ranks are not stored: a new entry moves every rank
+    below it); a reader's filter on one namespace gets the ranks the whole view gives."""
+    from memcurator.ranking import RECALL_RANKING, create_recall_view
+    from memcurator.tables import ENTRIES
+
+    t = datetime(2026, 11, 1)
+    stored = [  # (namespace, entry_id, tier, score, last_written_at)
+        ("a", "e1", "session", 99.0, t), ("a", "e2", "active", 5.0, t), ("a", "e3", "active", 5.0, t + timedelta(1)),
+        ("a", "e4", "active", 9.0, t), ("a", "e0", "active", 5.0, t + timedelta(1)), ("b", "e9", "active", 1.0, t)]
+    with store.connect(":memory:") as conn:
+        for table in (RECALL_RANKING, ENTRIES, PRINCIPLE_PROPOSALS):
+            store.ensure_table(conn, table)
+        conn.executemany(
+            "insert into mart.recall_ranking (namespace, entry_id, tier, score, class, state, banners, has_failed_check, "
+            "conflict_with, is_likely_current, tags, generality, proven_count, first_written_at, last_written_at, "
+            "version_count, writer_agents, as_of) values (?, ?, ?, ?, 'lesson', 'active', [], false, [], true, [], "
+            "1, 0, ?, ?, 1, [], ?)", [[ns, e, tier, score, w, w, AS_OF] for ns, e, tier, score, w in stored])
+        create_recall_view(conn)
+        ranks = conn.execute("select namespace, entry_id, rank from mart.recall_view order by all").fetchall()
+        assert ranks == [("a", "e0", 2), ("a", "e1", 5), ("a", "e2", 4), ("a", "e3", 3), ("a", "e4", 1), ("b", "e9", 1)]
+        assert conn.execute("select entry_id, rank from mart.recall_view where namespace = 'a' order by rank"
+                            ).fetchall() == [("e4", 1), ("e0", 2), ("e3", 3), ("e2", 4), ("e1", 5)]
