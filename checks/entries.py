@@ -19,7 +19,9 @@ every_valid_write_event_is_in_memory_writes = violation_check(
     ["core", "memory_writes"], "every_valid_write_event_is_in_memory_writes",
     "Conservation: every memory.write event in raw.events before as_of has a row here.",
     """select count(*) from raw.events as e
-       where e.type = 'memory.write' and e.ts < (select coalesce(max(as_of), '-infinity'::timestamp) from core.memory_writes)
+       where e.type = 'memory.write'
+         and e.ts < (select coalesce(max(as_of), '-infinity'::timestamp) from work.event_reads  -- the table's night
+                     where table_name = 'core.memory_writes')
          and e.event_id not in (select event_id from core.memory_writes)""",
 )
 

@@ -18,7 +18,7 @@ from memcurator import changes, sql
 from memcurator.config import CurationConfig
 from memcurator.lifecycle import lifecycle_params
 from memcurator.store import code_version, params_used
-from memcurator.tables import AS_OF, NS, C, Table, register
+from memcurator.tables import NS, C, Table, register
 
 CURATION_AUDIT_LOG = register(Table(
     "core", "curation_audit_log",
@@ -35,7 +35,6 @@ CURATION_AUDIT_LOG = register(Table(
         C("reason", "VARCHAR", "The reason, for people.", False),
         C("decided_at", "TIMESTAMP", "When the decision took effect.", False),
         C("reversible_by", "VARCHAR", "What input reverses it.", False),
-        AS_OF,
     ),
     key=("namespace", "entity_kind", "entity_id", "action"),
 ))
@@ -62,7 +61,7 @@ def build_audit_log(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: Curat
               "min_members": cfg.min_principle_members, "threshold": cfg.near_duplicate_threshold}
     nightly = "\nunion all\n".join(f"select * from ({sql.load(f'audit/{p}')})" for p in NIGHTLY_PARTS)
     kept = sql.load(f"audit/{KEPT_PART}")
-    query = (f"select *, $as_of as as_of from (select * from audit_nightly union all select * from ({kept})) "
+    query = (f"select * from (select * from audit_nightly union all select * from ({kept})) "
              "order by namespace, entity_kind, entity_id, action")
     version = code_version("curation_audit_log", nightly, kept, query, SCOPE, DATED, CURATION_AUDIT_LOG.ddl(),
                            duckdb.__version__, json.dumps({k: v for k, v in params.items() if k != "as_of"},

@@ -182,8 +182,6 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
             conn.execute(f"update {table.qualified} as t set {values} from (select * from stage_rows semi join "
                          f"(select {written} from stage_rows except select {written} from stage_old) using ({keys})) "
                          f"as s where {match}")
-            if "as_of" in table.column_names:  # a cache (night.SIDE_TABLES) carries none
-                conn.execute(f"update {table.qualified} set as_of = $as_of", {"as_of": params["as_of"]})
             for statement in after:
                 conn.execute(statement, used(statement))
             # the scope's rows now are the rows derived, in those columns (the rows not written differ from
@@ -213,7 +211,7 @@ def replace_recording(conn: duckdb.DuckDBPyConnection, table: Table, query: str,
     cols = ", ".join(c for c in table.column_names if c != "as_of")
     with transaction(conn) if own_transaction else nullcontext():
         conn.execute(f"create or replace temp table stage_rows as select {table.select_list('q')} from ({query}) q",
-                     params)
+                     params_used(query, params))
         changed = None
         if last_refresh(conn, table.qualified) is not None:
             conn.execute(f"create or replace temp table changed_rows as (select {cols} from stage_rows except "

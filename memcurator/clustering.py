@@ -36,7 +36,7 @@ from memcurator.config import CurationConfig
 from memcurator.frames import namespace_passes
 from memcurator.store import (code_version, ensure_table, registered, replace_table, replace_table_from_frame,
                               set_version, transaction)
-from memcurator.tables import AS_OF, NS, C, Table, register
+from memcurator.tables import NS, C, Table, register
 
 EXACT_GROUP_PAIR_CAP = 200  # exact-copy groups larger than this get star edges from their oldest copy
 # specific tokens: numbers of two or more digits and identifiers (letters with 3+ digits, #123, paths)
@@ -53,7 +53,6 @@ NEAR_DUPLICATE_PAIRS = register(Table(
         C("similarity", "DOUBLE", "Exact Jaccard similarity of the shingle sets.", False),
         C("method", "VARCHAR", "exact (same shingle set) or minhash (LSH candidate, verified).", False),
         C("threshold", "DOUBLE", "near_duplicate_threshold in force.", False),
-        AS_OF,
     ),
     key=("namespace", "entry_a", "entry_b"),
 ))
@@ -68,7 +67,6 @@ NEAR_DUPLICATE_CLUSTERS = register(Table(
         C("member_count", "BIGINT", "Members in the cluster.", False),
         C("mean_similarity", "DOUBLE", "Mean similarity of this member to the others (0 where no edge).", False),
         C("first_written_at", "TIMESTAMP", "When this member was first written.", False),
-        AS_OF,
     ),
     key=("namespace", "entry_id"),
 ))
@@ -96,7 +94,6 @@ PRINCIPLE_PROPOSALS = register(Table(
         C("decision_reason", "VARCHAR", "Reason of the latest decision."),
         C("better_canonical_id", "VARCHAR", "A member more general than the principle, if one arrived (re-approve to switch)."),
         C("open_conflicts", "BIGINT", "Open contradictions between members: approval is refused while > 0.", False),
-        AS_OF,
     ),
     key=("namespace", "cluster_id"),
 ))
@@ -110,7 +107,6 @@ ENTRY_IMPORTANCE = register(Table(
         C("later_similar_writes", "BIGINT", "Compatible near-duplicates written after it.", False),
         C("penalty_factor", "DOUBLE", "Product of the per-occurrence penalties (1 = none).", False),
         C("importance", "DOUBLE", "declared_importance x penalty_factor.", False),
-        AS_OF,
     ),
     key=("namespace", "entry_id"),
 ))
@@ -438,8 +434,7 @@ def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: dateti
 def _cluster_all(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None:
     entries = conn.execute("select namespace, entry_id, first_written_at from core.entries").pl()
     found = clusters(entries, conn.execute("select * from edges_now").pl())
-    replace_table_from_frame(conn, NEAR_DUPLICATE_CLUSTERS, found, "select *, $as_of as as_of from frame",
-                             {"as_of": as_of}, own_transaction=False)
+    replace_table_from_frame(conn, NEAR_DUPLICATE_CLUSTERS, found, "select * from frame", own_transaction=False)
     replace_table(conn, CLUSTER_EDGES, "select * from edges_now", own_transaction=False)
 
 
@@ -473,8 +468,7 @@ def _recluster_changed(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None
                  "where n.namespace = c.namespace and n.entry_id = c.entry_id)")
     with registered(conn, frame=found):
         conn.execute(f"insert into core.near_duplicate_clusters select {NEAR_DUPLICATE_CLUSTERS.select_list('q')} "
-                     "from (select *, $as_of as as_of from frame) q", {"as_of": as_of})
-    conn.execute("update core.near_duplicate_clusters set as_of = $as_of", {"as_of": as_of})
+                     "from frame as q")
 
 
 def build_principle_proposals(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:

@@ -74,7 +74,7 @@ def cycle_members(links: pl.DataFrame) -> pl.DataFrame:
 
 def build_supersede_links(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
     """Explicit and check-written supersede links, each accepted, trust-guarded, cycle-rejected or dangling."""
-    candidates = conn.execute(sql.load("supersede_candidates")).pl()
+    candidates = conn.execute(sql.load("supersede_candidates"), {"as_of": as_of}).pl()
     cycles = cycle_members(candidates.filter(pl.col("entry_exists") & pl.col("successor_exists")))
     with registered(conn, cycle_nodes=cycles, link_candidates=candidates):
         return changes.replace_recording(conn, SUPERSEDE_LINKS, sql.load("supersede_links"),

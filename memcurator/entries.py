@@ -125,7 +125,6 @@ def _read_new_events(conn: duckdb.DuckDBPyConnection, table: Table, query: str, 
                  f"anti join {table.qualified} using (event_id)")
     _run(conn, f"create or replace temp table refresh_new as select {table.select_list('q')} from ({query}) q", params)
     conn.execute(f"insert into {table.qualified} select * from refresh_new")
-    _run(conn, f"update {table.qualified} set as_of = $as_of", params)
     record("select namespace, entry_id from refresh_gone union all select namespace, entry_id from refresh_new")
     return conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
 
@@ -172,7 +171,7 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
                 replace_table(conn, ENTRY_SOURCES, sources, {"v": version}, own_transaction=False)
                 changes.record(conn, ENTRIES.qualified, version, as_of, writes_now, None)
             else:
-                _refold_changed(conn, query, as_of)
+                _refold_changed(conn, query)
                 # only the refolded entries' hashes change (rewriting all of them was 0.5 s a night at 1M), and
                 # only those of entries whose writes changed are read
                 conn.execute("delete from core.entry_sources as s where exists (select 1 from entry_refold as r "
@@ -202,12 +201,13 @@ def _fold_all(conn, query: str, as_of: datetime) -> None:
     for part in range(passes):
         params = {"as_of": as_of, "all": True, "passes": passes, "part": part}
         if part == 0:
-            replace_table(conn, ENTRIES, query, params, own_transaction=False)
+            replace_table(conn, ENTRIES, query, params_used(query, params), own_transaction=False)
         else:
-            conn.execute(f"insert into core.entries select {ENTRIES.select_list('q')} from ({query}) q", params)
+            conn.execute(f"insert into core.entries select {ENTRIES.select_list('q')} from ({query}) q",
+                         params_used(query, params))
 
 
-def _refold_changed(conn, query: str, as_of: datetime) -> None:
+def _refold_changed(conn, query: str) -> None:
     conn.execute("""insert into entry_refold
         with changed as (
             select coalesce(n.namespace, s.namespace) as namespace, coalesce(n.entry_id, s.entry_id) as entry_id
@@ -229,8 +229,7 @@ def _refold_changed(conn, query: str, as_of: datetime) -> None:
     conn.execute("delete from core.entries as e where exists (select 1 from entry_refold as r "
                  "where r.namespace = e.namespace and r.entry_id = e.entry_id)")
     conn.execute(f"insert into core.entries select {ENTRIES.select_list('q')} from ({query}) q",
-                 {"as_of": as_of, "all": False, "passes": 1, "part": 0})
-    conn.execute("update core.entries set as_of = $as_of", {"as_of": as_of})
+                 params_used(query, {"all": False, "passes": 1, "part": 0}))
 
 
 def build_recall_results(conn, as_of: datetime, cfg=None) -> int:

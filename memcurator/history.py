@@ -9,7 +9,7 @@ SECTIONS = [
     ("versions", "select ts, event_id, run_id, agent_id, class, trust, importance, generality, supersedes, "
                  "supersede_reason, text from core.memory_writes where namespace = $ns and entry_id = $id order by ts"),
     ("lifecycle", "select state, rule, reason, since, generality, generality_rule, admission_score, importance, "
-                  "round(idle_days, 1) as idle_days, revived_at, flagged_for_review, review_reason "
+                  "last_activity_at, revived_at, flagged_for_review, review_reason "
                   "from core.entry_lifecycle where namespace = $ns and entry_id = $id"),
     ("recall view", "select tier, rank, round(score, 2) as score, banners from mart.recall_view "
                     "where namespace = $ns and entry_id = $id"),

@@ -50,7 +50,7 @@ NEAR_DUPLICATE_INDEX = register(Table(
     ),
     key=("namespace", "entry_id"),
 ))
-VERSION = 5  # raise when the way keys are computed changes: a stored index of another version is recomputed
+VERSION = 6  # raise when the way keys are computed or the pairs' declaration changes: a stored index of another version is recomputed (6: the pairs carry no as_of)
 
 
 def params(cfg: CurationConfig) -> str:
@@ -112,7 +112,7 @@ def build_near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime,
     previous night's work on unchanged entries. The pairs and the index change together: on an
     incremental night only the pairs that go are deleted and the new ones inserted."""
     params = {"threshold": cfg.near_duplicate_threshold, "as_of": as_of}
-    rows = "select *, $threshold as threshold, $as_of as as_of from frame"
+    rows = "select *, $threshold as threshold from frame"
     table = clustering.NEAR_DUPLICATE_PAIRS
     try:
         with transaction(conn):
@@ -123,8 +123,7 @@ def build_near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime,
                 conn.execute("delete from core.near_duplicate_pairs as p where exists (select 1 from pairs_gone as g "
                              "where g.namespace = p.namespace and g.entry_a = p.entry_a and g.entry_b = p.entry_b)")
                 conn.execute(f"insert into core.near_duplicate_pairs select {table.select_list('q')} from ({rows}) q",
-                             params)
-                conn.execute("update core.near_duplicate_pairs set as_of = $as_of", {"as_of": as_of})
+                             {"threshold": cfg.near_duplicate_threshold})
                 changes.record(conn, table.qualified, "", as_of, {},
                                "select * from (select namespace, entry_a, entry_b from pairs_gone union all "
                                "select namespace, entry_a, entry_b from frame) as changed_rows, "

@@ -15,7 +15,7 @@ import duckdb
 from memcurator import changes, sql
 from memcurator.config import CurationConfig
 from memcurator.store import code_version, table_exists, transaction
-from memcurator.tables import AS_OF, NS, C, Table, register
+from memcurator.tables import NS, C, Table, register
 
 ENTRY_SCORES = register(Table(
     "core", "entry_scores",
@@ -27,7 +27,6 @@ ENTRY_SCORES = register(Table(
         C("proven_points", "BIGINT", "min(proven_count, proven_cap).", False),
         C("recency_boost", "DOUBLE", "Boost for recent use (recall), not for a recent note.", False),
         C("score", "DOUBLE", "generality x w_generality + proven_points + recency_boost.", False),
-        AS_OF,
     ),
     key=("namespace", "entry_id"),
 ))
@@ -58,7 +57,6 @@ RECALL_VIEW = register(Table(
         C("last_written_at", "TIMESTAMP", "Latest write.", False),
         C("version_count", "BIGINT", "Writes of this entry id.", False),
         C("writer_agents", "VARCHAR[]", "Agents that wrote it.", False),
-        AS_OF,
     ),
     key=("namespace", "entry_id"),
 ))

@@ -65,9 +65,14 @@ def connect(path: Path | str, read_only: bool = False) -> Iterator[duckdb.DuckDB
         conn.close()
 
 
+# a quoted string (kept: it may hold "--") or a comment to the end of its line (dropped)
+_STRING_OR_COMMENT = re.compile(r"'(?:[^']|'')*'|--[^\n]*")
+
+
 def params_used(statement: str, params: dict) -> dict:
-    """The parameters a statement names ($name): DuckDB refuses those it does not."""
-    names = set(re.findall(r"\$(\w+)", statement))
+    """The parameters a statement names ($name) outside its comments: DuckDB refuses those it does not."""
+    code = _STRING_OR_COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith("'") else "", statement)
+    names = set(re.findall(r"\$(\w+)", code))
     return {k: v for k, v in params.items() if k in names}
 
 
@@ -127,7 +132,7 @@ def replace_table(
         conn.execute(table.ddl())
         conn.execute(
             f"INSERT INTO {table.qualified} SELECT {table.select_list('q')} FROM ({query}) q",
-            params or {},
+            params_used(query, params) if isinstance(params, dict) else params or {},
         )
         if own_transaction:
             conn.execute("COMMIT")

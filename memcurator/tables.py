@@ -153,7 +153,6 @@ MEMORY_WRITES = Table(
         C("valid_from", "TIMESTAMP", "Start of the fact's validity (about the fact, not the note)."),
         C("valid_until", "TIMESTAMP", "End of the fact's validity."),
         C("tags", "VARCHAR[]", "Subject keys: files, services, workflows the entry is about.", False),
-        AS_OF,
     ),
     key=("event_id",),
 )
@@ -184,7 +183,6 @@ ENTRIES = Table(
         C("distinct_agents", "BIGINT", "Distinct agents that wrote it.", False),
         C("writer_agents", "VARCHAR[]", "Agents that wrote it, sorted.", False),
         C("last_event_id", "VARCHAR", "Event id of the current version.", False),
-        AS_OF,
     ),
     key=("namespace", "entry_id"),
 )
@@ -202,7 +200,6 @@ RECALL_RESULTS = Table(
         ENTRY,
         C("rank", "INTEGER", "1-based rank of the entry in the result.", False),
         C("injected", "BOOLEAN", "Whether the entry was injected into the prompt.", False),
-        AS_OF,
     ),
     key=("event_id", "entry_id"),
 )
@@ -218,7 +215,6 @@ CHECKS = Table(
         C("error_class", "VARCHAR", "assertion or transient (fail only)."),
         C("actor", "VARCHAR", "Who checked: test, human, ...", False),
         C("corrected_by", "VARCHAR", "Entry id that corrects the checked entry, if named."),
-        AS_OF,
     ),
     key=("event_id",),
 )
@@ -255,7 +251,6 @@ ENTRY_USAGE = Table(
         C("last_verified_at", "TIMESTAMP", "Latest passing check."),
         C("last_failed_assertion_at", "TIMESTAMP", "Latest failing assertion check."),
         C("last_check_status", "VARCHAR", "Status of the latest non-transient check: pass or fail."),
-        AS_OF,
     ),
     key=("namespace", "entry_id"),
 )

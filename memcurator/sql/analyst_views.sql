@@ -5,7 +5,7 @@ select
     e.valid_from, e.valid_until, e.superseded_by, e.superseded_reason,
     e.first_written_at, e.last_written_at, e.version_count, e.distinct_runs, e.distinct_agents,
     u.recall_count, u.last_recalled_at, u.injected_count, u.proven_count, u.failed_assertions,
-    u.transient_failures, u.last_verified_at, e.as_of
+    u.transient_failures, u.last_verified_at
 from core.entries as e
 left join core.entry_usage as u using (namespace, entry_id);
 

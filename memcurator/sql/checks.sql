@@ -8,8 +8,7 @@ select
     data::json ->> '$.status' as status,
     case when data::json ->> '$.status' = 'fail' then data::json ->> '$.error_class' end as error_class,
     actor,
-    data::json ->> '$.corrected_by' as corrected_by,
-    $as_of as as_of
+    data::json ->> '$.corrected_by' as corrected_by
 from raw.events
 semi join refresh_events using (event_id)
 order by ts, event_id

@@ -66,8 +66,7 @@ select
     p.distinct_runs,
     p.distinct_agents,
     p.writer_agents,
-    c.event_id as last_event_id,
-    $as_of as as_of
+    c.event_id as last_event_id
 from writes as c
 inner join provenance as p on p.last_event_id = c.event_id
 left join successor as s on s.namespace = c.namespace and s.entry_id = c.entry_id

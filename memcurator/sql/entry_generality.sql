@@ -29,6 +29,5 @@ select
     ))) as generality,
     case when generality is not null then 'declared' else 'derived' end as generality_rule,
     is_imperative,
-    specifics,
-    $as_of as as_of
+    specifics
 from features

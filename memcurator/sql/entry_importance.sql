@@ -47,7 +47,6 @@ select
     coalesce(e.importance, 1.0) as declared_importance,
     coalesce(p.later_similar_writes, 0) as later_similar_writes,
     coalesce(p.penalty_factor, 1.0) as penalty_factor,
-    coalesce(e.importance, 1.0) * coalesce(p.penalty_factor, 1.0) as importance,
-    $as_of as as_of
+    coalesce(e.importance, 1.0) * coalesce(p.penalty_factor, 1.0) as importance
 from scoped_entries as e
 left join penalties as p using (namespace, entry_id)

@@ -6,8 +6,8 @@
 -- max_idle_days is archived like any narrow entry.
 -- With $all false, only the entries in the temp table stage_scope (changes.refresh_entries; the
 -- builder adds whole clusters and namespaces where one entry's change moves the others' rows).
--- idle_days, age_days and the reasons that quote them follow from the night's date alone: they are
--- set for every row after it is written (entry_lifecycle_dated.sql), and left empty here.
+-- No column counts days to the night (a row stands until its inputs change or next_change_at comes):
+-- the reasons of the idleness rules name the last activity's date and the days allowed.
 with scoped_entries as not materialized (
     select * from core.entries where $all
     union all
@@ -277,12 +277,14 @@ select
         when 'admission' then 'held as session material: fails '
             || array_to_string(list_filter(['durable', 'reusable', 'changes an answer'],
                  (q, i) -> [is_durable, is_reusable, changes_an_answer][i] = false), ', ')
-        when 'session_material_idle' then ''  -- quotes idle_days: entry_lifecycle_dated.sql
+        when 'session_material_idle' then 'session material with no write or recall since '
+            || strftime(last_activity_at, '%Y-%m-%d') || ' (' || $max_idle_days || ' days allowed)'
         when 'case_too_old' then 'case record older than ' || $case_max_age_days || ' days'
         when 'case_low_trust' then 'case record with trust ' || trust || ' < ' || $case_min_trust
         when 'case_over_count' then 'more than ' || $case_max_count || ' newer case records'
         when 'episodic_class' then 'episodic record: readable as a case, not recalled'
-        when 'decay' then ''  -- quotes idle_days: entry_lifecycle_dated.sql
+        when 'decay' then 'no write or recall since ' || strftime(last_activity_at, '%Y-%m-%d') || ' ('
+            || $max_idle_days || ' days allowed) and generality ' || round(effective_generality, 2) || ' < ' || $min_generality
         when 'retention_old_and_unimportant' then 'older than ' || $max_idle_days || ' days and importance '
             || round(effective_importance, 2) || ' < ' || $noise_floor
         when 'reverify_age' then 'not verified for ' || $reverify_after_days || ' days: re-verify'
@@ -308,8 +310,6 @@ select
     is_reusable,
     changes_an_answer,
     effective_importance as importance,
-    idle_days,
-    age_days,
     last_written_at,
     last_activity_at,
     coalesce(successor_id, principle_id, case when resolution = 'replace' then kept end, restated_by) as successor_id,
@@ -336,6 +336,5 @@ select
              then last_written_at + to_days($max_idle_days) end,
         case when class in ('config', 'relationship')
              then coalesce(last_verified_at, last_written_at) + to_days($reverify_after_days) end
-    ], t -> t > $as_of::timestamp - interval 1 minute)) as next_change_at,
-    $as_of as as_of
+    ], t -> t > $as_of::timestamp - interval 1 minute)) as next_change_at
 from decided

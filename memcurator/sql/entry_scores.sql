@@ -45,6 +45,5 @@ select
     proven_count,
     least(proven_count, $proven_cap) as proven_points,
     recency_boost,
-    generality * $w_generality + least(proven_count, $proven_cap) + recency_boost as score,
-    $as_of as as_of
+    generality * $w_generality + least(proven_count, $proven_cap) + recency_boost as score
 from boosted

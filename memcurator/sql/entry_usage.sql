@@ -58,8 +58,7 @@ select
     coalesce(c.transient_failures, 0) as transient_failures,
     c.last_verified_at,
     c.last_failed_assertion_at,
-    c.last_check_status,
-    $as_of as as_of
+    c.last_check_status
 from scoped_entries as e
 left join recalled as r using (namespace, entry_id)
 left join checked as c using (namespace, entry_id)

@@ -61,6 +61,5 @@ select
     v[8] as supersede_reason,
     (try_cast(v[9] as timestamptz) at time zone 'UTC') as valid_from,
     (try_cast(v[10] as timestamptz) at time zone 'UTC') as valid_until,
-    coalesce(list_sort(list_distinct(from_json(tags_json, '["VARCHAR"]'))), []::varchar[]) as tags,
-    $as_of as as_of
+    coalesce(list_sort(list_distinct(from_json(tags_json, '["VARCHAR"]'))), []::varchar[]) as tags
 from flat

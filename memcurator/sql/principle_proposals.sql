@@ -118,8 +118,7 @@ select
     c.decided_at,
     c.reason as decision_reason,
     b.better_canonical_id,
-    coalesce(k.open_conflicts, 0) as open_conflicts,
-    $as_of as as_of
+    coalesce(k.open_conflicts, 0) as open_conflicts
 from evidence as e
 inner join chosen as c using (namespace, cluster_id)
 -- the text of the canonical member only (members carry no texts: 1M texts read and ranked for 55k clusters)

@@ -18,8 +18,7 @@ select
     event_id, namespace, ts, run_id, agent_id, query,
     r.entry_id as entry_id,
     r.rank as rank,
-    coalesce(r.injected, false) as injected,
-    $as_of as as_of
+    coalesce(r.injected, false) as injected
 from returned
 qualify row_number() over (partition by event_id, r.entry_id order by r.rank) = 1
 order by ts, event_id, rank

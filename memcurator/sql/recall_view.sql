@@ -117,5 +117,5 @@ select
     case when state in ('active', 'reverify') then 'active' else 'session' end as tier,
     score, class, state, banners, has_failed_check, conflict_with, is_likely_current, tags, generality,
     proven_count, last_recalled_at, valid_from, valid_until, first_written_at, last_written_at, version_count,
-    writer_agents, $as_of as as_of
+    writer_agents
 from all_rows

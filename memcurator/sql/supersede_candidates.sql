@@ -42,7 +42,7 @@ confirmed as (
         d.decision_id as event_id,
         null::double as successor_trust
     from raw.curator_decisions as d
-    where d.target_kind = 'link' and d.action = 'confirm' and d.ts < (select max(as_of) from core.entries)
+    where d.target_kind = 'link' and d.action = 'confirm' and d.ts < $as_of
 )
 
 select

@@ -85,7 +85,7 @@ def lesson_lines(namespace="ns-a"):
 
 
 def snapshot(conn):
-    return {t: conn.execute(f"select * exclude (as_of) from {t} order by all").fetchall()
+    return {t: conn.execute(f"select * from {t} order by all").fetchall()
             for t in ("core.entry_lifecycle", "mart.recall_view", "core.entry_scores")}
 
 

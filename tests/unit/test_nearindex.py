@@ -209,8 +209,8 @@ def test_added_removed_edges_and_a_moved_first_write_recluster_their_components(
     two = conn.execute("""select namespace, min(entry_id), max(entry_id) from (
                               select namespace, cluster_id, min(entry_id) as entry_id from core.near_duplicate_clusters
                               group by all) group by namespace having count(*) >= 2 order by namespace limit 1""").fetchone()
-    conn.execute("insert into core.near_duplicate_pairs select ?, ?, ?, 0.75, 'minhash', 0.6, ?",
-                 [two[0], two[1], two[2], as_of])
+    conn.execute("insert into core.near_duplicate_pairs select ?, ?, ?, 0.75, 'minhash', 0.6",
+                 [two[0], two[1], two[2]])
     first = conn.execute("""select namespace, entry_id from core.near_duplicate_clusters
                             where member_count >= 3 order by cluster_id, first_written_at limit 1""").fetchone()
     _edit(conn, ("update core.entries set first_written_at = first_written_at + interval 400 days "

@@ -88,8 +88,8 @@ def test_the_recall_views_rank_numbers_each_namespace_in_recall_order():
         conn.executemany(
             "insert into mart.recall_ranking (namespace, entry_id, tier, score, class, state, banners, has_failed_check, "
             "conflict_with, is_likely_current, tags, generality, proven_count, first_written_at, last_written_at, "
-            "version_count, writer_agents, as_of) values (?, ?, ?, ?, 'lesson', 'active', [], false, [], true, [], "
-            "1, 0, ?, ?, 1, [], ?)", [[ns, e, tier, score, w, w, AS_OF] for ns, e, tier, score, w in stored])
+            "version_count, writer_agents) values (?, ?, ?, ?, 'lesson', 'active', [], false, [], true, [], "
+            "1, 0, ?, ?, 1, [])", [[ns, e, tier, score, w, w] for ns, e, tier, score, w in stored])
         create_recall_view(conn)
         ranks = conn.execute("select namespace, entry_id, rank from mart.recall_view order by all").fetchall()
         assert ranks == [("a", "e0", 2), ("a", "e1", 5), ("a", "e2", 4), ("a", "e3", 3), ("a", "e4", 1), ("b", "e9", 1)]

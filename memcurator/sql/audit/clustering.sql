@@ -15,7 +15,7 @@ select
     case when status = 'proposed'
         then member_count || ' near-duplicates (verified Jaccard >= ' || $threshold || '); canonical ' || canonical_entry_id
         else status || ' by ' || coalesce(decided_by, '?') || ': ' || coalesce(decision_reason, '') end as reason,
-    case status when 'proposed' then as_of else decided_at end as decided_at,
+    case status when 'proposed' then $as_of else decided_at end as decided_at,
     case status when 'approved' then 'memcurator review unmerge' else 'memcurator review approve/reject' end
         as reversible_by
 from core.principle_proposals
@@ -28,6 +28,6 @@ select
     to_json(struct_pack(declared_importance, later_similar_writes, penalty_factor))::varchar,
     importance, $noise_floor,
     later_similar_writes || ' later near-duplicates lowered importance to ' || round(importance, 3),
-    as_of, 'derived each night: removing the later writes (purge) or unmerging restores it'
+    $as_of, 'derived each night: removing the later writes (purge) or unmerging restores it'
 from core.entry_importance
 where later_similar_writes > 0 and ($all or (namespace, entry_id) in (select namespace, entity_id from stage_scope))

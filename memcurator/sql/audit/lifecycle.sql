@@ -30,7 +30,11 @@ select
         when 'redundant' then 'derived each night: purging the later copies restores it'
         else 'a new write that passes admission'
     end as reversible_by
-from core.entry_lifecycle
+from (  -- the days to the night (the lifecycle stores the times they count from)
+    select *, (epoch($as_of::timestamp) - epoch(last_activity_at)) / 86400.0 as idle_days,
+        (epoch($as_of::timestamp) - epoch(last_written_at)) / 86400.0 as age_days
+    from core.entry_lifecycle
+)
 where state <> 'active'
 
 union all
