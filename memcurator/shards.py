@@ -28,7 +28,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from memcurator import night as nightly
-from memcurator import changes, ranking, store
+from memcurator import audit, changes, ranking, store
 from memcurator.config import CurationConfig
 from memcurator.entries import as_of_for_night
 from memcurator.ingest import ensure_raw_tables
@@ -40,7 +40,10 @@ HISTORY_TABLES = {"mart.store_health": "as_of"}  # kept across nights: merge rep
 
 
 # a step whose table is a view over a stored one: the shards carry the stored table, merge makes the view
-VIEWS = {ranking.RECALL_VIEW.qualified: (ranking.RECALL_RANKING.qualified, ranking.create_recall_view)}
+VIEWS = {ranking.RECALL_VIEW.qualified: (ranking.RECALL_RANKING.qualified, ranking.create_recall_view),
+         audit.CURATION_AUDIT_LOG.qualified: (audit.AUDIT_SETTINGS.qualified, audit.create_audit_view)}
+# one row that every shard writes alike (the night and the knobs): merged as one
+ONE_ROW_TABLES = {audit.AUDIT_SETTINGS.qualified}
 
 
 def derived_tables() -> list[Table]:
@@ -188,7 +191,8 @@ def merge(conn: duckdb.DuckDBPyConnection, root: ShardRoot, night: str, shards: 
             if table.qualified in HISTORY_TABLES:
                 counts[table.qualified] = _replace_slice(conn, table, HISTORY_TABLES[table.qualified], as_of)
             else:
-                counts[table.qualified] = store.replace_table(conn, table, "select * from shard_union")
+                rows = "select distinct * from shard_union" if table.qualified in ONE_ROW_TABLES else "select * from shard_union"
+                counts[table.qualified] = store.replace_table(conn, table, rows)
                 _set_comment(conn, table, {_comment_of(part) for part in parts})
         finally:
             conn.unregister("shard_union")

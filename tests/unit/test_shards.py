@@ -53,6 +53,13 @@ def test_sharded_night_gives_the_embedded_tables(fleet, count):
     work, full = fleet
     home = _sharded(work, full, count, f"sharded-{count}")
     assert table_hashes(home.store) == table_hashes(full.store)
+    # and the views over them (the audit log reads the night's one settings row, every shard's alike)
+    views = []
+    for path in (home.store, full.store):
+        with store.connect(path, read_only=True) as conn:
+            views.append({v: conn.execute(f"select * from {v} order by all").fetchall()
+                          for v in ("core.curation_audit_log", "mart.recall_view")})
+    assert views[0] == views[1] and views[0]["core.curation_audit_log"]
 
 
 def test_a_merge_forgets_what_the_stages_last_changed(fleet):

@@ -1,6 +1,5 @@
--- Audit part: every principle proposal with its status, and every redundancy penalty. Kept by entity
--- (memcurator/audit.py): unless $all, only the clusters and entries of the temp table stage_scope. The
--- rows dated by the night (a proposal still proposed, a penalty) are set to it for every row after.
+-- Audit part: every principle proposal with its status, and every redundancy penalty (a proposal still
+-- proposed and a penalty are dated by the night). The knobs and the night: core.audit_settings as s.
 select
     namespace,
     'cluster' as entity_kind,
@@ -11,23 +10,22 @@ select
     to_json(struct_pack(principle_id, canonical_entry_id, member_count, distinct_runs, distinct_agents,
                         proven_count, open_conflicts, members))::varchar as inputs,
     member_count::double as score,
-    $min_members::double as threshold,
+    s.min_members::double as threshold,
     case when status = 'proposed'
-        then member_count || ' near-duplicates (verified Jaccard >= ' || $threshold || '); canonical ' || canonical_entry_id
+        then member_count || ' near-duplicates (verified Jaccard >= ' || s.threshold || '); canonical ' || canonical_entry_id
         else status || ' by ' || coalesce(decided_by, '?') || ': ' || coalesce(decision_reason, '') end as reason,
-    case status when 'proposed' then $as_of else decided_at end as decided_at,
+    case status when 'proposed' then s.as_of else p.decided_at end as decided_at,
     case status when 'approved' then 'memcurator review unmerge' else 'memcurator review approve/reject' end
         as reversible_by
-from core.principle_proposals
-where $all or (namespace, cluster_id) in (select namespace, entity_id from stage_scope)
+from core.principle_proposals as p, core.audit_settings as s
 
 union all
 
 select
     namespace, 'entry', entry_id, 'penalise_redundancy', 'redundancy_penalty',
     to_json(struct_pack(declared_importance, later_similar_writes, penalty_factor))::varchar,
-    importance, $noise_floor,
+    importance, s.noise_floor,
     later_similar_writes || ' later near-duplicates lowered importance to ' || round(importance, 3),
-    $as_of, 'derived each night: removing the later writes (purge) or unmerging restores it'
-from core.entry_importance
-where later_similar_writes > 0 and ($all or (namespace, entry_id) in (select namespace, entity_id from stage_scope))
+    s.as_of, 'derived each night: removing the later writes (purge) or unmerging restores it'
+from core.entry_importance, core.audit_settings as s
+where later_similar_writes > 0

@@ -16,8 +16,8 @@ select
         when 'admission' then admission_score::double else idle_days
     end as score,
     case rule
-        when 'decay' then $min_generality when 'retention_old_and_unimportant' then $noise_floor
-        when 'admission' then 3.0 when 'operational_ttl' then $operational_ttl_days::double
+        when 'decay' then s.min_generality when 'retention_old_and_unimportant' then s.noise_floor
+        when 'admission' then 3.0 when 'operational_ttl' then s.operational_ttl_days::double
     end as threshold,
     reason,
     since as decided_at,
@@ -31,25 +31,25 @@ select
         else 'a new write that passes admission'
     end as reversible_by
 from (  -- the days to the night (the lifecycle stores the times they count from)
-    select *, (epoch($as_of::timestamp) - epoch(last_activity_at)) / 86400.0 as idle_days,
-        (epoch($as_of::timestamp) - epoch(last_written_at)) / 86400.0 as age_days
-    from core.entry_lifecycle
-)
+    select l.*, s.*, (epoch(s.as_of) - epoch(l.last_activity_at)) / 86400.0 as idle_days,
+        (epoch(s.as_of) - epoch(l.last_written_at)) / 86400.0 as age_days
+    from core.entry_lifecycle as l, core.audit_settings as s
+) as s
 where state <> 'active'
 
 union all
 
 select namespace, 'entry', entry_id, 'revive', 'restatement',
-    to_json(struct_pack(generality, revived_at))::varchar, generality, $min_generality,
-    're-stated after an idle gap of at least ' || $max_idle_days || ' days', revived_at,
+    to_json(struct_pack(generality, revived_at))::varchar, generality, s.min_generality,
+    're-stated after an idle gap of at least ' || s.max_idle_days || ' days', revived_at,
     'decay after another idle gap'
-from core.entry_lifecycle
+from core.entry_lifecycle, core.audit_settings as s
 where revived_at is not null
 
 union all
 
 select namespace, 'entry', entry_id, 'flag_for_review', 'trust_trajectory',
-    to_json(struct_pack(review_reason))::varchar, null, $trust_review_threshold, review_reason, since,
+    to_json(struct_pack(review_reason))::varchar, null, s.trust_review_threshold, review_reason, since,
     'the agent regaining trust (passing checks)'
-from core.entry_lifecycle
+from core.entry_lifecycle, core.audit_settings as s
 where flagged_for_review
