@@ -28,7 +28,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from memcurator import night as nightly
-from memcurator import audit, changes, ranking, store
+from memcurator import audit, changes, contradictions, ranking, store
 from memcurator.config import CurationConfig
 from memcurator.entries import as_of_for_night
 from memcurator.ingest import ensure_raw_tables
@@ -41,9 +41,11 @@ HISTORY_TABLES = {"mart.store_health": "as_of"}  # kept across nights: merge rep
 
 # a step whose table is a view over a stored one: the shards carry the stored table, merge makes the view
 VIEWS = {ranking.RECALL_VIEW.qualified: (ranking.RECALL_RANKING.qualified, ranking.create_recall_view),
-         audit.CURATION_AUDIT_LOG.qualified: (audit.AUDIT_SETTINGS.qualified, audit.create_audit_view)}
+         audit.CURATION_AUDIT_LOG.qualified: (audit.AUDIT_SETTINGS.qualified, audit.create_audit_view),
+         contradictions.SUPERSEDE_SUGGESTIONS.qualified: (contradictions.SUGGESTION_SETTINGS.qualified,
+                                                          contradictions.create_suggestions_view)}
 # one row that every shard writes alike (the night and the knobs): merged as one
-ONE_ROW_TABLES = {audit.AUDIT_SETTINGS.qualified}
+ONE_ROW_TABLES = {audit.AUDIT_SETTINGS.qualified, contradictions.SUGGESTION_SETTINGS.qualified}
 
 
 def derived_tables() -> list[Table]:

@@ -1,10 +1,11 @@
--- For each entry first written in the last $window_days before $as_of: the closest older entries of
--- its namespace it may replace (same subject key or near-duplicate), best 3, so a curator (or the
--- writing agent next time) can confirm the link in one action.
+-- For each entry first written in the last window_days before the night: the closest older entries
+-- of its namespace it may replace (same subject key or near-duplicate), best 3, so a curator (or the
+-- writing agent next time) can confirm the link in one action. The query of the view
+-- core.supersede_suggestions: the night and the window are the row of core.suggestion_settings.
 with recent as (
-    select namespace, entry_id, tags, first_written_at
-    from core.entries
-    where first_written_at >= $as_of::timestamp - to_days($window_days) and supersedes is null
+    select e.namespace, e.entry_id, e.tags, e.first_written_at
+    from core.entries as e, core.suggestion_settings as s
+    where e.first_written_at >= s.as_of - to_days(s.window_days) and e.supersedes is null
 ),
 
 close_pairs as (
@@ -42,8 +43,7 @@ select namespace, entry_id, candidate_id,
     -- the distinct bases, sorted (string_agg with distinct and order by sorted per group: 0.43 s at 1M, this 0.31 s)
     array_to_string(list_sort(list_distinct(list(basis))), ', ') as basis,
     row_number() over (partition by namespace, entry_id order by max(similarity) desc, candidate_id) as rank,
-    $as_of as as_of
+    (select as_of from core.suggestion_settings) as as_of
 from live
 group by namespace, entry_id, candidate_id
 qualify rank <= 3
-order by namespace, entry_id, rank

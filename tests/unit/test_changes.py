@@ -44,7 +44,7 @@ def _views(path) -> dict[str, list]:
     """The views a night makes over its tables, read whole (table_hashes reads tables)."""
     with store.connect(path, read_only=True) as conn:
         return {view: conn.execute(f"select * from {view} order by all").fetchall()
-                for view in ("core.curation_audit_log", "mart.recall_view")}
+                for view in ("core.curation_audit_log", "core.supersede_suggestions", "mart.recall_view")}
 
 
 def _refreshes(path) -> dict[str, tuple[bool, int]]:

@@ -58,7 +58,7 @@ def test_sharded_night_gives_the_embedded_tables(fleet, count):
     for path in (home.store, full.store):
         with store.connect(path, read_only=True) as conn:
             views.append({v: conn.execute(f"select * from {v} order by all").fetchall()
-                          for v in ("core.curation_audit_log", "mart.recall_view")})
+                          for v in ("core.curation_audit_log", "core.supersede_suggestions", "mart.recall_view")})
     assert views[0] == views[1] and views[0]["core.curation_audit_log"]
 
 
