@@ -48,19 +48,30 @@ decision as (
     group by namespace, target_id
 ),
 
+paired as (
+    select namespace, entry_a as entry_id from keyed union select namespace, entry_b from keyed
+),
+
+sided as (
+    -- the entries of the pairs, with their usage, each found by a semi join (joined whole, the entries and
+    -- their usage were hashed for the few pairs: 0.12-0.16 s at 1M entries, with none)
+    select e.namespace, e.entry_id, e.valid_from, e.last_written_at, e.trust, u.last_check_status
+    from (select * from core.entries semi join paired using (namespace, entry_id)) as e
+    left join (select * from core.entry_usage semi join paired using (namespace, entry_id)) as u
+        using (namespace, entry_id)
+),
+
 sides as (
     select
         k.*,
         a.valid_from as a_from, b.valid_from as b_from,
         a.last_written_at as a_written, b.last_written_at as b_written,
         a.trust as a_trust, b.trust as b_trust,
-        coalesce(ua.last_check_status = 'pass', false)::int - coalesce(ua.last_check_status = 'fail', false)::int as a_checks,
-        coalesce(ub.last_check_status = 'pass', false)::int - coalesce(ub.last_check_status = 'fail', false)::int as b_checks
+        coalesce(a.last_check_status = 'pass', false)::int - coalesce(a.last_check_status = 'fail', false)::int as a_checks,
+        coalesce(b.last_check_status = 'pass', false)::int - coalesce(b.last_check_status = 'fail', false)::int as b_checks
     from keyed as k
-    inner join core.entries as a on a.namespace = k.namespace and a.entry_id = k.entry_a
-    inner join core.entries as b on b.namespace = k.namespace and b.entry_id = k.entry_b
-    left join core.entry_usage as ua on ua.namespace = k.namespace and ua.entry_id = k.entry_a
-    left join core.entry_usage as ub on ub.namespace = k.namespace and ub.entry_id = k.entry_b
+    inner join sided as a on a.namespace = k.namespace and a.entry_id = k.entry_a
+    inner join sided as b on b.namespace = k.namespace and b.entry_id = k.entry_b
 )
 
 select

@@ -20,6 +20,26 @@ scoped_writes as not materialized (
     select * from core.memory_writes semi join stage_scope using (namespace, entry_id) where not $all
 ),
 
+-- the per-entry inputs, narrowed the same way (joined whole, one of them was hashed, 1M rows at 1M
+-- entries, for the 10k of a 1 %-churn night)
+scoped_importance as not materialized (
+    select * from core.entry_importance where $all
+    union all
+    select * from core.entry_importance semi join stage_scope using (namespace, entry_id) where not $all
+),
+
+scoped_text_features as not materialized (
+    select * from core.entry_text_features where $all
+    union all
+    select * from core.entry_text_features semi join stage_scope using (namespace, entry_id) where not $all
+),
+
+scoped_generality as not materialized (
+    select * from core.entry_generality where $all
+    union all
+    select * from core.entry_generality semi join stage_scope using (namespace, entry_id) where not $all
+),
+
 usage as (
     select
         e.*,
@@ -156,8 +176,8 @@ features as (
     left join revivals as r using (namespace, entry_id)
     left join writer_trust as wt using (namespace, entry_id)
     left join observed as o using (namespace)
-    inner join core.entry_importance as imp using (namespace, entry_id)
-    inner join core.entry_text_features as t using (namespace, entry_id)
+    inner join scoped_importance as imp using (namespace, entry_id)
+    inner join scoped_text_features as t using (namespace, entry_id)
     left join merged as m using (namespace, entry_id)
     left join restated as rs using (namespace, entry_id)
     left join curated as cu using (namespace, entry_id)
@@ -173,7 +193,7 @@ generality as (
         (not is_one_off) as is_reusable,
         (not is_chatter) as changes_an_answer
     from features as f
-    inner join core.entry_generality as g using (namespace, entry_id)
+    inner join scoped_generality as g using (namespace, entry_id)
 ),
 
 episodic_rank as (

@@ -44,6 +44,19 @@ confirmed as (
     from raw.curator_decisions as d
     where d.target_kind = 'link' and d.action = 'confirm' and d.ts < $as_of
 )
+,
+
+proposed as (
+    select * from explicit union all select * from by_check union all select * from confirmed
+),
+
+known as (
+    -- the entries the links name (a semi join: joined whole, core.entries was hashed for a handful of
+    -- links, 0.1 s at 1M entries, and for none)
+    select e.namespace, e.entry_id, e.trust from core.entries as e
+    semi join (select namespace, entry_id from proposed union select namespace, successor_id from proposed)
+        using (namespace, entry_id)
+)
 
 select
     l.namespace, l.entry_id, l.successor_id, l.source, l.reason, l.linked_at, l.event_id,
@@ -51,6 +64,6 @@ select
     coalesce(l.successor_trust, new.trust) as successor_trust,
     old.entry_id is not null as entry_exists,
     new.entry_id is not null as successor_exists
-from (select * from explicit union all select * from by_check union all select * from confirmed) as l
-left join core.entries as old on old.namespace = l.namespace and old.entry_id = l.entry_id
-left join core.entries as new on new.namespace = l.namespace and new.entry_id = l.successor_id
+from proposed as l
+left join known as old on old.namespace = l.namespace and old.entry_id = l.entry_id
+left join known as new on new.namespace = l.namespace and new.entry_id = l.successor_id
