@@ -62,12 +62,14 @@ redactions as (
 
 redundancy as (
     -- active entries beyond the first of each cluster (an entry outside clusters counts once either way,
-    -- so only the clustered ones are joined); the stored ranking, not the view: the view reads every text
-    select v.namespace, count(*) - count(distinct c.cluster_id) as redundant
-    from mart.recall_ranking as v
-    inner join core.near_duplicate_clusters as c using (namespace, entry_id)
-    where v.tier = 'active'
-    group by v.namespace
+    -- so only the clustered ones are read): the clustered entries but those whose state is outside the
+    -- active set (every entry has a lifecycle row; joined with the active rows of the ranking instead,
+    -- DuckDB hashed the million of them at 1M entries, 0.17 s)
+    select c.namespace, count(*) - count(distinct c.cluster_id) as redundant
+    from core.near_duplicate_clusters as c
+    anti join (select namespace, entry_id from core.entry_lifecycle where state not in ('active', 'reverify'))
+        using (namespace, entry_id)
+    group by c.namespace
 )
 
 select
