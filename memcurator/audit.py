@@ -17,7 +17,7 @@ import duckdb
 
 from memcurator import sql
 from memcurator.config import CurationConfig
-from memcurator.store import replace_table, table_exists, transaction
+from memcurator.store import create_view, replace_table, transaction
 from memcurator.tables import NS, C, Table, register
 
 CURATION_AUDIT_LOG = register(Table(
@@ -63,10 +63,8 @@ SETTINGS = ("select $as_of as as_of, $min_generality as min_generality, $noise_f
             "$min_members as min_members, $threshold as threshold")
 
 
-def audit_view_ddl() -> str:
-    union = "\nunion all\n".join(f"select * from ({sql.load(f'audit/{p}')})" for p in PARTS)
-    return (f"create or replace view {CURATION_AUDIT_LOG.qualified} as\n"
-            f"select {CURATION_AUDIT_LOG.select_list('q')} from (\n{union}\n) as q")
+def audit_query() -> str:
+    return "\nunion all\n".join(f"select * from ({sql.load(f'audit/{p}')})" for p in PARTS)
 
 
 def build_audit_log(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
@@ -83,7 +81,5 @@ def build_audit_log(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: Curat
 
 
 def create_audit_view(conn: duckdb.DuckDBPyConnection) -> None:
-    """core.curation_audit_log over the tables it explains (a store from before the view held a table of that name)."""
-    if table_exists(conn, "core", "curation_audit_log"):
-        conn.execute("drop table core.curation_audit_log")
-    conn.execute(audit_view_ddl())
+    """core.curation_audit_log over the tables it explains."""
+    create_view(conn, CURATION_AUDIT_LOG, audit_query())

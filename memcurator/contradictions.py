@@ -27,7 +27,7 @@ from memcurator import changes, sql
 from memcurator.config import CurationConfig
 from memcurator.entries import memory_writes_version
 from memcurator.frames import namespace_passes
-from memcurator.store import (code_version, ensure_cache, ensure_table, registered, replace_table, table_exists,
+from memcurator.store import (code_version, create_view, ensure_cache, ensure_table, registered, replace_table,
                               transaction)
 from memcurator.tables import AS_OF, ENTRY, NS, C, Table, register
 
@@ -377,8 +377,5 @@ def build_supersede_suggestions(conn: duckdb.DuckDBPyConnection, as_of: datetime
 
 
 def create_suggestions_view(conn: duckdb.DuckDBPyConnection) -> None:
-    """core.supersede_suggestions over the tables it reads (a store from before the view held a table of that name)."""
-    if table_exists(conn, "core", "supersede_suggestions"):
-        conn.execute("drop table core.supersede_suggestions")
-    conn.execute(f"create or replace view {SUPERSEDE_SUGGESTIONS.qualified} as select "
-                 f"{SUPERSEDE_SUGGESTIONS.select_list('q')} from ({sql.load('supersede_suggestions')}) as q")
+    """core.supersede_suggestions over the tables it reads."""
+    create_view(conn, SUPERSEDE_SUGGESTIONS, sql.load("supersede_suggestions"))

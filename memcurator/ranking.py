@@ -14,7 +14,7 @@ import duckdb
 
 from memcurator import changes, sql
 from memcurator.config import CurationConfig
-from memcurator.store import code_version, table_exists, transaction
+from memcurator.store import code_version, create_view, transaction
 from memcurator.tables import NS, C, Table, register
 
 ENTRY_SCORES = register(Table(
@@ -82,8 +82,7 @@ RANK = ("row_number() over (partition by r.namespace order by case when r.tier =
 # (an approved principle's id is its own, 'p_' and its cluster's hash; an entry may be of class principle)
 _VIEW_COLUMNS = ", ".join("coalesce(p.text, e.text) as text" if c.name == "text" else f"{RANK} as rank"
                           if c.name == "rank" else f"r.{c.name}" for c in RECALL_VIEW.columns)
-RECALL_VIEW_DDL = f"""create or replace view mart.recall_view as
-select {_VIEW_COLUMNS}
+RECALL_VIEW_QUERY = f"""select {_VIEW_COLUMNS}
 from mart.recall_ranking as r
 left join core.principle_proposals as p
     on p.namespace = r.namespace and p.principle_id = r.entry_id and p.status = 'approved'
@@ -113,7 +112,7 @@ def build_recall_view(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: Cur
     again only for the entries whose inputs changed and the other sides of their conflicts (the view
     numbers the rows of each namespace when it is read)."""
     query, scope = sql.load("recall_view"), sql.load("recall_view_scope")
-    version = code_version("recall_view", query, scope, RECALL_RANKING.ddl(), RECALL_VIEW_DDL, duckdb.__version__)
+    version = code_version("recall_view", query, scope, RECALL_RANKING.ddl(), RECALL_VIEW_QUERY, duckdb.__version__)
     count = changes.refresh_entries(conn, RECALL_RANKING, query, {"as_of": as_of}, version,
                                     ["core.entry_lifecycle", "core.entry_scores", "core.entries", "core.entry_usage",
                                      "core.contradictions", "core.principle_proposals"],
@@ -124,7 +123,5 @@ def build_recall_view(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: Cur
 
 
 def create_recall_view(conn: duckdb.DuckDBPyConnection) -> None:
-    """mart.recall_view over the stored ranking (a store from before the view held a table of that name)."""
-    if table_exists(conn, "mart", "recall_view"):
-        conn.execute("drop table mart.recall_view")
-    conn.execute(RECALL_VIEW_DDL)
+    """mart.recall_view over the stored ranking."""
+    create_view(conn, RECALL_VIEW, RECALL_VIEW_QUERY)

@@ -143,6 +143,14 @@ def replace_table(
     return conn.execute(f"SELECT count(*) FROM {table.qualified}").fetchone()[0]
 
 
+def create_view(conn: duckdb.DuckDBPyConnection, table: Table, query: str) -> None:
+    """``table`` as a view over ``query``, in the declared columns (a store from before the view held a
+    table of that name: it is dropped)."""
+    if table_exists(conn, table.schema, table.name):
+        conn.execute(f"drop table {table.qualified}")
+    conn.execute(f"create or replace view {table.qualified} as select {table.select_list('q')} from ({query}) as q")
+
+
 def set_version(conn: duckdb.DuckDBPyConnection, table: Table, version: str) -> None:
     """Record the version of the code that built a table's rows as its comment (quoted: a version may
     come from outside, such as a shard's file)."""
