@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memcurator import bench
+from memcurator import bench, store
 
 
 def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
@@ -15,6 +15,12 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
     assert churn["writes"] == 20 and 0 < churn["ratio_to_full"]
     # every stage timed again (that the night reuses work is tested in test_nearindex, not by a clock)
     assert [s["name"] for s in churn["stages"]] == names
+    # a compaction of the store the churn night left is timed apart (what a compacting night adds), and
+    # the churn night's close did not compact (the full night's close started the count a day before)
+    assert churn["compaction_s"] > 0
+    with store.connect(tmp_path / "fleet" / "store.duckdb", read_only=True) as conn:
+        assert conn.execute("select list(reason order by as_of) from work.compactions").fetchone()[0] == [
+            "first_night", "forced"]
     assert result["derivation_peak_rss_mb"] > 0 and result["ingest_peak_rss_mb"] > 0
     assert result["peak_source"] == bench.PEAK_SOURCE
     assert result["commit"] == bench.code_commit() != "unknown"  # the code measured (a git checkout here)
