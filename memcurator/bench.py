@@ -304,7 +304,7 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
         churn_wall = round(sum(s.wall_s for s in night if s.name != "ingest"), 3)
         result["churn"] = {"share": churn, "writes": changed.frame.height, "derivation_wall_s": churn_wall,
                            "ratio_to_full": round(churn_wall / derivation, 3), "stages": [asdict(s) for s in night]}
-        progress(f"churn night ({churn:.1%}): {churn_wall:.1f} s = {churn_wall / derivation:.0%} of the full night")
+        progress(f"churn night ({churn:.1%}): {churn_wall:.1f} s = {churn_wall / derivation:.1%} of the full night")
         # what a night whose close compacts pays on top (compaction.py: weekly, or when deleted rows pile up)
         compacted = Stage(**in_fresh_process(_timed_compaction, home.store, as_of + timedelta(days=1), entries))
         result["churn"]["compaction_s"] = compacted.wall_s
@@ -461,7 +461,7 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         nd, base = r["near_duplicates"], r["baseline"]
-        churn = f"{r['churn']['ratio_to_full']:.0%} of full" if "churn" in r else ""
+        churn = f"{r['churn']['ratio_to_full']:.1%} of full" if "churn" in r else ""
         out.append(f"| {r['entries']:,} | {r['namespaces']:,} | {r['ingest_wall_s']:.1f} | {r['derivation_wall_s']:.1f} | "
                    f"{r['derivation_peak_rss_mb']:,.0f}{_mark(r)} | {r['ingest_peak_rss_mb']:,.0f}{_mark(r)} | "
                    f"{nd['entries_per_s']:,.0f} | {nd['recall']} | {base['entries_per_s']:,.0f} | "
@@ -504,7 +504,8 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
                     f"p50 {rc['p50_ms']} ms, p95 {rc['p95_ms']} ms, p99 {rc['p99_ms']} ms."]
     out += ["", f"Against the targets (issue 8), from the {largest['entries']:,}-entry run:", ""]
     met = lambda ok: "met" if ok else "**not met**"  # noqa: E731
-    out.append(f"- 1M entries, derivation <= 60 s: {largest['derivation_wall_s']:.0f} s at {largest['entries']:,} entries "
+    runs = ", ".join(f"{x:.1f}" for x in largest.get("derivation_runs_s", [largest["derivation_wall_s"]]))
+    out.append(f"- 1M entries, derivation <= 60 s: {largest['derivation_wall_s']:.1f} s (runs: {runs}) at {largest['entries']:,} entries "
                f"({met(largest['entries'] >= 1_000_000 and largest['derivation_wall_s'] <= 60)})")
     peak = largest["derivation_peak_rss_mb"]
     out.append(f"- peak RSS <= 4 GB: {peak / 1024:.1f} GB during the derivation at {largest['entries']:,} entries "
@@ -516,7 +517,7 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
     churned = [r for r in results if "churn" in r and r["entries"] <= TARGET_ENTRIES]
     if churned:
         c = churned[-1]
-        out.append(f"- 1 % churn night <= 10 % of a full night: {c['churn']['ratio_to_full']:.0%} at {c['entries']:,} "
+        out.append(f"- 1 % churn night <= 10 % of a full night: {c['churn']['ratio_to_full']:.1%} (runs: {', '.join(f'{x:.1%}' for x in c['churn'].get('ratio_runs', [c['churn']['ratio_to_full']]))}) at {c['entries']:,} "
                    f"entries ({met(c['churn']['ratio_to_full'] <= 0.10)})")
         if "compaction_s" in c["churn"]:
             out.append(f"  (a night whose close compacts the store, weekly or when a table's deleted rows reach "
