@@ -108,3 +108,28 @@ def test_min_relevance_abstains_below_the_threshold_and_keeps_hits_above(conn, h
                       settings=RecallSettings(min_relevance=best.relevance * 1.01)) == []
         kept = recall("ledger credentials", "ns-a", path, k=5, mode=mode, settings=RecallSettings(min_relevance=best.relevance))
         assert [h.entry_id for h in kept] == ["x"]
+
+
+def test_curated_hits_carry_their_own_rows_of_the_recall_view(conn, home):
+    # entries of varied standing (fresh and old, proven and not, one with a failed check, one session
+    # material), written in an order unlike the view's: each hit's tier, score, class and banners are
+    # its entry's row of mart.recall_view, and only entries of the view come back
+    lines = []
+    for i in range(30):
+        lines.append(write(f"ledger rule {i}: retry the ledger call {i % 4} times before paging", entry_id=f"e{(i * 7) % 30:02d}",
+                           cls=("lesson", "config", "episodic")[i % 3], ts=at(1 + (i * 11) % 50),
+                           data={"generality": (i % 5) / 2}))
+    lines += [ev("memory.recall", {"query": "q", "results": [{"entry_id": f"e{i:02d}", "rank": 1}]}, ts=at(1))
+              for i in range(0, 30, 4)]
+    lines.append(ev("memory.check", {"entry_id": "e05", "status": "fail", "error_class": "assertion"}, ts=at(1)))
+    path = build(conn, home, lines)
+    view = {r[0]: r[1:] for r in conn.execute(
+        "select entry_id, tier, score, class, banners from mart.recall_view where namespace = 'ns-a'").fetchall()}
+    conn.close()
+    assert len(view) < 30 and {t for t, *_ in view.values()} >= {"active"}  # some are left out of the view
+    hits = recall("retry the ledger call times", "ns-a", path, k=30)
+    assert hits and {h.entry_id for h in hits} <= set(view)
+    assert all((h.tier, h.score, h.cls, h.banners) == view[h.entry_id][:3] + (list(view[h.entry_id][3] or []),)
+               for h in hits)
+    raw = recall("retry the ledger call times", "ns-a", path, k=30, mode="raw")
+    assert {h.entry_id for h in raw} - set(view)  # raw returns the entries the view leaves out
