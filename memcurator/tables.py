@@ -143,7 +143,6 @@ MEMORY_WRITES = Table(
         C("agent_id", "VARCHAR", "Agent that wrote it."),
         C("actor", "VARCHAR", "Source of the write.", False),
         C("text", "VARCHAR", "The entry text as written.", False, LONG_TEXT),
-        C("norm_text", "VARCHAR", "Lower-cased, whitespace-folded text.", False, LONG_TEXT),
         C("class", "VARCHAR", "identity, preference, relationship, config, operational, episodic, lesson, principle.", False),
         C("importance", "DOUBLE", "Declared importance 0-1 (missing means 1.0 downstream)."),
         C("trust", "DOUBLE", "Writer's trust 0-1 (missing means 1.0).", False),
@@ -163,7 +162,7 @@ ENTRIES = Table(
     (
         NS, ENTRY,
         C("text", "VARCHAR", "Text of the current (latest) version.", False, LONG_TEXT),
-        C("norm_text", "VARCHAR", "Normalised text of the current version.", False, LONG_TEXT),
+        C("norm_text", "VARCHAR", "Normalised text of the current version: lower case, whitespace runs as one space, space separators trimmed (sql/norm_text.sql).", False, LONG_TEXT),
         C("class", "VARCHAR", "Class of the current version.", False),
         C("importance", "DOUBLE", "Declared importance of the current version (null = not declared)."),
         C("trust", "DOUBLE", "Trust of the current version.", False),

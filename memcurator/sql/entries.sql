@@ -47,7 +47,8 @@ select
     c.namespace,
     c.entry_id,
     c.text,
-    c.norm_text,
+-- include norm_text
+    as norm_text,
     c.class,
     c.importance,
     c.trust,

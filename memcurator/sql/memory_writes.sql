@@ -1,5 +1,7 @@
 -- One row per memory.write event of the temp table refresh_events (the builder's: every write with
--- ts < $as_of, or those not read yet; entries.refresh_per_event), payload flattened.
+-- ts < $as_of, or those not read yet; entries.refresh_per_event), payload flattened. The normalised
+-- text is not stored (entries.sql derives it for the current versions): with it, writing 1M flattened
+-- writes took 4.8-6.7 s, without it 1.9 s (2.5 GB memory limit).
 -- The payload is parsed once: every field comes from one multi-path extraction. Only the payloads of
 -- those events are read: a correlated "not exists" read every payload of the log before the anti join
 -- (0.5-0.9 s of a 1 %-churn night at 1M writes).
@@ -17,30 +19,12 @@ texts as (
     select *, v[1] as text from writes
 ),
 
-trimmed as (
-    select
-        *,
-        -- trim() strips the Unicode space separators (category Zs) at both ends but reads the whole
-        -- text to do so (2.3 s of this step at 1M texts): only a text that starts or ends with one is trimmed
-        case when list_bool_or(list_transform(
-                      [' ', chr(160), chr(5760), chr(8192), chr(8193), chr(8194), chr(8195), chr(8196), chr(8197),
-                       chr(8198), chr(8199), chr(8200), chr(8201), chr(8202), chr(8239), chr(8287), chr(12288)],
-                      c -> starts_with(text, c) or ends_with(text, c)))
-             then trim(text) else text end as trimmed_text
-    from texts
-),
-
 flat as (
     select
-        * exclude (trimmed_text),
-        -- whitespace runs collapse to one space; the regex runs only where there is a run to collapse
-        -- (two spaces, or a tab, newline, form feed or carriage return: what RE2's \s matches besides
-        -- the space): on long texts the regex was most of this step's time
-        lower(case when contains(text, '  ') or contains(text, chr(9)) or contains(text, chr(10))
-                        or contains(text, chr(12)) or contains(text, chr(13))
-                   then regexp_replace(trimmed_text, '\s+', ' ', 'g')
-                   else trimmed_text end) as norm_text
-    from trimmed
+        *,
+-- include norm_text
+        as norm_text
+    from texts
 )
 
 select
@@ -52,7 +36,6 @@ select
     agent_id,
     actor,
     text,
-    norm_text,
     v[3] as class,
     try_cast(v[4] as double) as importance,
     coalesce(try_cast(v[5] as double), 1.0) as trust,

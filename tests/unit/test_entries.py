@@ -231,3 +231,21 @@ def test_another_parse_of_the_writes_is_folded_and_read_again(conn, home, monkey
     lifecycle.refresh_entry_text_features(conn, AS_OF)
     assert row(conn, "core.entries", "e1", "text") == ("thanks",)
     assert chatter() is True
+
+
+def test_the_normalised_text_folds_case_whitespace_runs_and_space_separators_at_the_ends(conn, home):
+    # sql/norm_text.sql, read for the entry ids memory_writes derives and for each entry's current version
+    texts = {
+        "a": "\u00a0Retry  the Ledger\tCALL\n",    # no-break space trimmed; tab and newline runs become a space
+        "b": "plain text, one space each",        # nothing to do: the text as it is
+        "c": "Ideographic\u3000space inside\u3000",  # a separator inside stays; at the end it goes
+        "d": " \t lead run",                      # the space trimmed first, then the tab run is one space
+    }
+    build(conn, home, [write(t, entry_id=k, ts="2026-11-01T00:00:00Z") for k, t in texts.items()]
+          + [write("Retry the  LEDGER call", ts="2026-11-01T00:00:00Z"),   # no entry id: derived from the
+             write("retry the ledger call", ts="2026-11-02T00:00:00Z")])   # normalised text, so one entry
+    got = dict(conn.execute("select entry_id, norm_text from core.entries where entry_id in ('a', 'b', 'c', 'd')").fetchall())
+    assert got == {"a": "retry the ledger call ", "b": "plain text, one space each",
+                   "c": "ideographic\u3000space inside", "d": " lead run"}
+    derived = conn.execute("select norm_text, version_count from core.entries where entry_id like 'm\\_%' escape '\\'").fetchall()
+    assert derived == [("retry the ledger call", 2)]

@@ -45,15 +45,14 @@ def test_long_texts_are_stored_uncompressed(tmp_path):
     with store.connect(tmp_path / "s.duckdb") as conn:
         store.ensure_table(conn, MEMORY_WRITES)
         conn.execute(
-            "insert into core.memory_writes (event_id, namespace, entry_id, ts, actor, text, norm_text, class, trust,"
+            "insert into core.memory_writes (event_id, namespace, entry_id, ts, actor, text, class, trust,"
             " tags) select 'e' || i, 'ns', 'm' || i, timestamp '2026-01-01', 'agent',"
-            " 'lesson number ' || i || ' about the ledger service', 'lesson number ' || i || ' about the ledger service',"
-            " 'lesson', 1.0, [] from range(50000) r(i)")
+            " 'lesson number ' || i || ' about the ledger service', 'lesson', 1.0, [] from range(50000) r(i)")
         conn.execute("checkpoint")
         used = dict(conn.execute("select column_name, list_distinct(list(compression)) from "
                                  "pragma_storage_info('core.memory_writes') where segment_type <> 'VALIDITY' "
                                  "group by column_name").fetchall())
-    assert used["text"] == ["Uncompressed"] and used["norm_text"] == ["Uncompressed"]
+    assert used["text"] == ["Uncompressed"]
     assert "Uncompressed" not in used["event_id"]
 
 
