@@ -183,6 +183,12 @@ def merge(conn: duckdb.DuckDBPyConnection, root: ShardRoot, night: str, shards: 
           as_of: datetime | None = None) -> dict[str, int]:
     """Replace each derived table in the store with the union of the shards' rows; returns row counts."""
     as_of = as_of or as_of_for_night(night)
+    for name in sorted(ONE_ROW_TABLES):  # checked before any table is replaced
+        rows = pa.concat_tables([root.read(f"{root.folder(night, shards, key)}/{name}.parquet")
+                                 for key in shard_keys(shards)]).to_pylist()
+        if len({tuple(sorted(r.items())) for r in rows}) != 1:
+            raise ValueError(f"{name}: the shards of night {night} wrote different settings ({rows}): they ran with "
+                             "other configurations or nights; derive every shard again with one before merging")
     changes.forget(conn)  # the store's tables are no longer what their stages last wrote
     counts = {}
     for table in derived_tables():

@@ -6,6 +6,7 @@ import shutil
 from datetime import date, timedelta
 
 import dagster as dg
+import pyarrow as pa
 import pytest
 
 from memcurator import clustering, demo, ingest, night, scaleout, shards, store
@@ -62,6 +63,27 @@ def test_sharded_night_gives_the_embedded_tables(fleet, count):
     assert views[0] == views[1] and views[0]["core.curation_audit_log"]
 
 
+
+def test_a_merge_refuses_shards_whose_settings_differ_and_leaves_the_store_as_it_was(fleet):
+    """The views read one settings row; shards derived under other knobs would give two (every row of
+    the audit log twice): the merge names the table and replaces nothing."""
+    work, full = fleet
+    home = Home.from_env(work / "differ").ensure()
+    shutil.copyfile(full.store, home.store)
+    root, key = shards.ShardRoot(str(work / "differ-root")), NIGHT.isoformat()
+    with store.connect(home.store) as conn:
+        shards.split(conn, root, key, 2)
+    for shard in shards.shard_keys(2):
+        shards.derive(root, key, 2, shard)
+    second = f"{root.folder(key, 2, shards.shard_keys(2)[1])}/core.audit_settings.parquet"
+    settings = root.read(second)
+    root.write(second, settings.set_column(settings.schema.get_field_index("threshold"), "threshold",
+                                           pa.array([0.7], pa.float64())))
+    before = table_hashes(home.store)
+    with store.connect(home.store) as conn, pytest.raises(ValueError, match="core.audit_settings: the shards"):
+        shards.merge(conn, root, key, 2)
+    assert table_hashes(home.store) == before
+
 def test_a_merge_forgets_what_the_stages_last_changed(fleet):
     """The merged tables are not what the stages last wrote: the next night derives them in full."""
     work, full = fleet
@@ -117,12 +139,12 @@ def test_a_namespace_never_splits_across_shards(fleet):
 
 def test_merge_keeps_earlier_nights_of_the_health_history(fleet):
     work, full = fleet
-    home = Home.from_env(work / "sharded-4")
+    home = _sharded(work, full, 2, "health")  # its own store and shards: not another test's (xdist splits them)
     with store.connect(home.store) as conn:
         conn.execute("insert into mart.store_health select * replace (as_of - interval 1 day as as_of, "
                      "night - interval 1 day as night) from mart.store_health")
         before = conn.execute("select count(*) from mart.store_health").fetchone()[0]
-        shards.merge(conn, shards.ShardRoot(str(work / "sharded-4-root")), NIGHT.isoformat(), 4)
+        shards.merge(conn, shards.ShardRoot(str(work / "health-root")), NIGHT.isoformat(), 2)
         after = conn.execute("select count(*) from mart.store_health").fetchone()[0]
     assert before == after > 0
 
