@@ -69,7 +69,8 @@ def audit_query() -> str:
 
 def build_audit_log(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
     """The union of every force's decisions, with rule, inputs, score, threshold and reason: writes the
-    night's settings and (re)creates the view."""
+    night's settings and (re)creates the view. Returns 1, the settings row: the view's rows are read,
+    not written (counting them would derive the union)."""
     params = {"as_of": as_of, "min_generality": cfg.min_generality, "noise_floor": cfg.noise_floor,
               "operational_ttl_days": cfg.operational_ttl_days, "max_idle_days": cfg.max_idle_days,
               "trust_review_threshold": cfg.trust_review_threshold, "trust_guard_ratio": cfg.trust_guard_ratio,

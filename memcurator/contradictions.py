@@ -368,7 +368,8 @@ SUGGESTION_SETTINGS = register(Table(
 
 def build_supersede_suggestions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:
     """For each recent entry, the closest older entries it may replace (confirm with one decision): writes
-    the night's settings and (re)creates the view."""
+    the night's settings and (re)creates the view. Returns 1, the settings row (the view's rows are read,
+    not written)."""
     with transaction(conn):
         replace_table(conn, SUGGESTION_SETTINGS, "select $as_of as as_of, $window_days as window_days",
                       {"as_of": as_of, "window_days": SUGGESTION_WINDOW_DAYS}, own_transaction=False)

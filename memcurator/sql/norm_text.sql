@@ -5,6 +5,7 @@
 -- at 1M texts): only a text that starts or ends with one is trimmed. The regex runs only where there is
 -- a run to collapse (two spaces, or a tab, newline, form feed or carriage return: what RE2's \s matches
 -- besides the space): on long texts the regex was most of the time the flattening of writes took.
+-- (The trimmed text is written out in both branches: an expression has no names for its parts.)
 lower(case when contains(text, '  ') or contains(text, chr(9)) or contains(text, chr(10))
                 or contains(text, chr(12)) or contains(text, chr(13))
            then regexp_replace(case when list_bool_or(list_transform(
