@@ -414,11 +414,11 @@ def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: dateti
     try:
         with transaction(conn):
             if stored:
-                _recluster_changed(conn, as_of)
+                _recluster_changed(conn)
                 changes.record(conn, NEAR_DUPLICATE_CLUSTERS.qualified, version, as_of, inputs,
                                "select * from affected_nodes")
             else:
-                _cluster_all(conn, as_of)
+                _cluster_all(conn)
                 set_version(conn, CLUSTER_EDGES, version)
                 set_version(conn, NEAR_DUPLICATE_CLUSTERS, version)
                 changes.record(conn, NEAR_DUPLICATE_CLUSTERS.qualified, version, as_of, inputs, None)
@@ -431,7 +431,7 @@ def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: dateti
     return conn.execute("select count(*) from core.near_duplicate_clusters").fetchone()[0]
 
 
-def _cluster_all(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None:
+def _cluster_all(conn: duckdb.DuckDBPyConnection) -> None:
     entries = conn.execute("select namespace, entry_id, first_written_at from core.entries").pl()
     found = clusters(entries, conn.execute("select * from edges_now").pl())
     replace_table_from_frame(conn, NEAR_DUPLICATE_CLUSTERS, found, "select * from frame", own_transaction=False)
@@ -447,7 +447,7 @@ def _touching(edges: str, scoped: bool) -> str:
                           f"on i.namespace = g.namespace and i.entry_id = g.{end}" for end in ("entry_a", "entry_b"))
 
 
-def _recluster_changed(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None:
+def _recluster_changed(conn: duckdb.DuckDBPyConnection) -> None:
     # the edges added, removed or re-scored since the stored clusters: read once, for the changed
     # entries and to bring the stored edges up to date
     conn.execute("create temp table edges_added as select * from edges_now except select * from edges_then")

@@ -167,7 +167,7 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
         with transaction(conn):
             sources = "select *, $v as version from entry_sources_now"
             if stale or not stored:
-                _fold_all(conn, query, as_of)
+                _fold_all(conn, query)
                 replace_table(conn, ENTRY_SOURCES, sources, {"v": version}, own_transaction=False)
                 changes.record(conn, ENTRIES.qualified, version, as_of, writes_now, None)
             else:
@@ -193,18 +193,17 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
 FOLD_PASS_WRITES = 2_000_000
 
 
-def _fold_all(conn, query: str, as_of: datetime) -> None:
+def _fold_all(conn, query: str) -> None:
     """Fold every entry, in passes of whole namespaces (a hash of the namespace picks its pass): an
     entry and what supersedes it share a namespace, so each pass folds its entries completely."""
     writes = conn.execute("select count(*) from core.memory_writes").fetchone()[0]
     passes = max(1, -(-writes // FOLD_PASS_WRITES))
     for part in range(passes):
-        params = {"as_of": as_of, "all": True, "passes": passes, "part": part}
+        params = {"all": True, "passes": passes, "part": part}
         if part == 0:
-            replace_table(conn, ENTRIES, query, params_used(query, params), own_transaction=False)
+            replace_table(conn, ENTRIES, query, params, own_transaction=False)
         else:
-            conn.execute(f"insert into core.entries select {ENTRIES.select_list('q')} from ({query}) q",
-                         params_used(query, params))
+            conn.execute(f"insert into core.entries select {ENTRIES.select_list('q')} from ({query}) q", params)
 
 
 def _refold_changed(conn, query: str) -> None:
@@ -229,7 +228,7 @@ def _refold_changed(conn, query: str) -> None:
     conn.execute("delete from core.entries as e where exists (select 1 from entry_refold as r "
                  "where r.namespace = e.namespace and r.entry_id = e.entry_id)")
     conn.execute(f"insert into core.entries select {ENTRIES.select_list('q')} from ({query}) q",
-                 params_used(query, {"all": False, "passes": 1, "part": 0}))
+                 {"all": False, "passes": 1, "part": 0})
 
 
 def build_recall_results(conn, as_of: datetime, cfg=None) -> int:
