@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from memcurator import bench, store
+from memcurator.config import CurationConfig
+from memcurator.home import Home
 
 
 def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
@@ -91,6 +93,25 @@ def test_a_spawned_process_reports_its_own_peak_not_its_parents():
     ballast[::4096] = b"\x01" * len(ballast[::4096])  # touch every page: the parent's peak is now >= 512 MB
     assert bench.in_fresh_process(_own_peak) < 400
     del ballast
+
+
+def _loaded_after(modules: list[str]) -> list[bool]:  # module level, as _own_peak
+    import sys
+
+    before = [name in sys.modules for name in modules]
+    bench._import_all(modules)
+    return before + [name in sys.modules for name in modules]
+
+
+def test_the_derivation_starts_with_the_modules_the_ingest_loaded(tmp_path):
+    # a nightly run derives in the process that ingested: what the ingest imported (pandas, which DuckDB
+    # imports for a statement's parameters) is not the derivation's to time
+    home = Home.from_env(tmp_path / "fleet").ensure()
+    bench.land(bench.generate(200, 4, seed=5), home.landing, "fleet.jsonl")
+    ingested = bench.in_fresh_process(bench._timed_ingest, home.store, home.landing, CurationConfig(), 200)
+    assert "pandas" in ingested["modules"]
+    # a fresh process has not imported it; given the ingest's list it has, and a name it cannot import is passed over
+    assert bench.in_fresh_process(_loaded_after, ["pandas", "memcurator_no_such_module"]) == [False, False, True, False]
 
 
 def test_a_large_fleet_lands_as_several_files_that_ingest_as_one(tmp_path):
