@@ -122,3 +122,20 @@ def test_store_health_keeps_one_slice_per_night(fleet_home):
     assert run_night(fleet_home, NIGHT).success  # re-running a night replaces only its own slice
     with store.connect(fleet_home.store, read_only=True) as conn:
         assert conn.execute("select * from mart.store_health order by all").fetchall() == first
+
+
+def test_the_recall_views_run_metadata_counts_the_views_rows_without_computing_it(fleet_home):
+    # the row count, the headlines and the profile read mart.recall_ranking, one row per row of the view
+    result = run_night(fleet_home, NIGHT)
+    assert result.success
+    meta = next(e.materialization.metadata for e in result.get_asset_materialization_events()
+                if e.asset_key.to_user_string() == "mart/recall_view")
+    with store.connect(fleet_home.store, read_only=True) as conn:
+        rows, active, warned = conn.execute("select count(*), count(*) filter (where tier = 'active'), "
+                                            "count(*) filter (where has_failed_check) from mart.recall_view").fetchone()
+    assert (meta["dagster/row_count"].value, meta["active_set"].value, meta["with_failed_check_warning"].value) == (
+        rows, active, warned) and active > 0
+    profile = meta["profile"].value
+    assert "| text (the view's, not in mart.recall_ranking) | VARCHAR | - | - |" in profile
+    assert "| entry_id | VARCHAR | 0 |" in profile and "sample" not in profile  # a small store: every row read
+

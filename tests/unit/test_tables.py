@@ -1,7 +1,9 @@
 """Table declarations drive the DDL and the schema check."""
 
+import duckdb
+
 from memcurator import store
-from memcurator.tables import ENTRIES, MEMORY_WRITES, TABLES, schema_mismatches
+from memcurator.tables import ENTRIES, MEMORY_WRITES, TABLES, C, Table, schema_mismatches
 
 
 def test_every_declared_table_creates_and_matches(conn):
@@ -72,3 +74,26 @@ def test_a_cache_is_kept_in_its_declared_shape_and_dropped_in_another(conn):
     store.ensure_cache(conn, TABLES["core.judged_pairs"])
     assert conn.execute(comment, {"s": "core", "n": "judged_pairs"}).fetchone() == (None,)
     assert schema_mismatches(conn, TABLES["core.judged_pairs"]) == []
+
+
+def test_a_large_tables_profile_reads_a_sample_and_says_so(monkeypatch):
+    from assets import _tables
+
+    conn = duckdb.connect()
+    conn.execute("create schema core")
+    conn.execute("create table core.t as select range as a, case when range % 4 = 0 then null else 'x' end as b "
+                 "from range(300000)")
+    t = Table("core", "t", "One row per test row.", (C("a", "BIGINT", "A number.", False), C("b", "VARCHAR", "Text.")))
+    monkeypatch.setattr(_tables, "PROFILE_SAMPLE_FROM", 1_000_000)
+    exact = _tables.materialized(conn, t).metadata["profile"].value
+    assert "sample" not in exact and "| b | VARCHAR | 75000 |" in exact  # below the threshold every row is read
+    monkeypatch.setattr(_tables, "PROFILE_SAMPLE_FROM", 100_000)
+    result = _tables.materialized(conn, t)
+    sampled = result.metadata["profile"].value
+    assert result.metadata["dagster/row_count"].value == 300_000  # the count is every row's
+    header, *_, b_row = sampled.splitlines()
+    read = int(header.split("Over a sample of ")[1].split(" of the")[0].replace(",", ""))
+    assert 0 < read < 300_000 and header.endswith("of the 300,000 rows (system sampling, 10 percent).")
+    nulls = int(b_row.split("|")[3])
+    assert abs(nulls / read - 0.25) < 0.02  # the share of nulls, read from the sample
+
