@@ -32,7 +32,7 @@ def accepted_supersede_graph_is_acyclic(store: StoreResource) -> dg.AssetCheckRe
 no_contested_entry_is_recalled_without_its_conflict = violation_check(
     ["mart", "recall_view"], "no_contested_entry_is_recalled_without_its_conflict",
     "Every entry of the curators' worklist that is in the recall view carries a CONFLICT banner.",
-    """select count(*) from core.contested_entries c join mart.recall_view r using (namespace, entry_id)
+    """select count(*) from core.contested_entries c join mart.recall_ranking r using (namespace, entry_id)
        where not list_contains(list_transform(r.banners, b -> b like 'CONFLICT%'), true)""",
 )
 

@@ -18,14 +18,16 @@ every_entry_has_one_state = violation_check(
 no_archived_expired_or_superseded_entry_in_recall_view = violation_check(
     ["mart", "recall_view"], "no_archived_expired_or_superseded_entry_in_recall_view",
     "The recall view holds only active, reverify, held and case entries.",
-    """select count(*) from mart.recall_view r join core.entry_lifecycle l using (namespace, entry_id)
+    # the view's rows as stored (mart.recall_ranking: one per row of the view, without the text the
+    # view joins in, which took 1.1 s a read at 1M entries)
+    """select count(*) from mart.recall_ranking r join core.entry_lifecycle l using (namespace, entry_id)
        where l.state not in ('active', 'reverify', 'held', 'case') or r.state <> l.state""",
 )
 
 failed_checks_are_shown_above_the_entry = violation_check(
     ["mart", "recall_view"], "failed_checks_are_shown_above_the_entry",
     "Every recallable entry whose latest non-transient check failed carries a WARNING banner.",
-    """select count(*) from mart.recall_view r join core.entry_usage u using (namespace, entry_id)
+    """select count(*) from mart.recall_ranking r join core.entry_usage u using (namespace, entry_id)
        where u.last_check_status = 'fail' and not list_contains(list_transform(r.banners, b -> b like 'WARNING%'), true)""",
 )
 

@@ -139,3 +139,12 @@ def test_the_recall_views_run_metadata_counts_the_views_rows_without_computing_i
     assert "| text (the view's, not in mart.recall_ranking) | VARCHAR | - | - |" in profile
     assert "| entry_id | VARCHAR | 0 |" in profile and "sample" not in profile  # a small store: every row read
 
+
+def test_a_retired_entry_in_the_recall_views_rows_trips_its_check(fleet_home):
+    # the recall view's checks read its rows as stored (mart.recall_ranking), not through the view
+    assert run_night(fleet_home, NIGHT).success
+    with store.connect(fleet_home.store) as conn:  # a row damaged outside the pipeline
+        conn.execute("update mart.recall_ranking set state = 'archived' where rowid = (select min(rowid) from mart.recall_ranking)")
+    checks = check_results(run_night(fleet_home, NIGHT))
+    assert checks[("mart/recall_view", "no_archived_expired_or_superseded_entry_in_recall_view")] is False
+

@@ -97,3 +97,12 @@ def test_a_large_tables_profile_reads_a_sample_and_says_so(monkeypatch):
     nulls = int(b_row.split("|")[3])
     assert abs(nulls / read - 0.25) < 0.02  # the share of nulls, read from the sample
 
+
+def test_the_schema_check_counts_nulls_of_every_non_null_column_in_one_read():
+    conn = duckdb.connect()
+    conn.execute("create schema core")
+    conn.execute("create view core.v as select * from (values (1, null, null), (2, 'x', null), (3, null, 'y')) t(a, b, c)")
+    t = Table("core", "v", "One row per test row.",
+              (C("a", "INTEGER", "A number.", False), C("b", "VARCHAR", "Text.", False), C("c", "VARCHAR", "Text.", False)))
+    assert schema_mismatches(conn, t) == ["b: 2 nulls in a non-nullable column", "c: 2 nulls in a non-nullable column"]
+
