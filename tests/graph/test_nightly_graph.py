@@ -46,6 +46,18 @@ def test_nightly_job_materializes_everything_and_blocking_checks_pass(fleet_home
         reasons = dict(conn.execute("select reason, count(*) from raw.quarantine group by 1").fetchall())
         assert reasons["invalid_json"] >= 1 and reasons["supersede_without_reason"] >= 1 and reasons["invalid_id"] >= 1
         assert conn.execute("select count(*) from analyst.entries where entry_id = 'kept'").fetchone()[0] == 1
+    # the recall view's run metadata (row count, headlines, profile) reads mart.recall_ranking, one row per row
+    # of the view, without computing the view
+    meta = next(e.materialization.metadata for e in result.get_asset_materialization_events()
+                if e.asset_key.to_user_string() == "mart/recall_view")
+    with store.connect(fleet_home.store, read_only=True) as conn:
+        rows, active, warned = conn.execute("select count(*), count(*) filter (where tier = 'active'), "
+                                            "count(*) filter (where has_failed_check) from mart.recall_view").fetchone()
+    assert (meta["dagster/row_count"].value, meta["active_set"].value, meta["with_failed_check_warning"].value) == (
+        rows, active, warned) and active > 0
+    profile = meta["profile"].value
+    assert "| text (the view's, not in mart.recall_ranking) | VARCHAR | - | - |" in profile
+    assert "| entry_id | VARCHAR | 0 |" in profile and "sample" not in profile  # a small store: every row read
 
 
 def test_rerunning_a_night_and_relanding_files_change_nothing(fleet_home, tmp_path):
@@ -122,29 +134,3 @@ def test_store_health_keeps_one_slice_per_night(fleet_home):
     assert run_night(fleet_home, NIGHT).success  # re-running a night replaces only its own slice
     with store.connect(fleet_home.store, read_only=True) as conn:
         assert conn.execute("select * from mart.store_health order by all").fetchall() == first
-
-
-def test_the_recall_views_run_metadata_counts_the_views_rows_without_computing_it(fleet_home):
-    # the row count, the headlines and the profile read mart.recall_ranking, one row per row of the view
-    result = run_night(fleet_home, NIGHT)
-    assert result.success
-    meta = next(e.materialization.metadata for e in result.get_asset_materialization_events()
-                if e.asset_key.to_user_string() == "mart/recall_view")
-    with store.connect(fleet_home.store, read_only=True) as conn:
-        rows, active, warned = conn.execute("select count(*), count(*) filter (where tier = 'active'), "
-                                            "count(*) filter (where has_failed_check) from mart.recall_view").fetchone()
-    assert (meta["dagster/row_count"].value, meta["active_set"].value, meta["with_failed_check_warning"].value) == (
-        rows, active, warned) and active > 0
-    profile = meta["profile"].value
-    assert "| text (the view's, not in mart.recall_ranking) | VARCHAR | - | - |" in profile
-    assert "| entry_id | VARCHAR | 0 |" in profile and "sample" not in profile  # a small store: every row read
-
-
-def test_a_retired_entry_in_the_recall_views_rows_trips_its_check(fleet_home):
-    # the recall view's checks read its rows as stored (mart.recall_ranking), not through the view
-    assert run_night(fleet_home, NIGHT).success
-    with store.connect(fleet_home.store) as conn:  # a row damaged outside the pipeline
-        conn.execute("update mart.recall_ranking set state = 'archived' where rowid = (select min(rowid) from mart.recall_ranking)")
-    checks = check_results(run_night(fleet_home, NIGHT))
-    assert checks[("mart/recall_view", "no_archived_expired_or_superseded_entry_in_recall_view")] is False
-

@@ -106,3 +106,26 @@ def test_the_schema_check_counts_nulls_of_every_non_null_column_in_one_read():
               (C("a", "INTEGER", "A number.", False), C("b", "VARCHAR", "Text.", False), C("c", "VARCHAR", "Text.", False)))
     assert schema_mismatches(conn, t) == ["b: 2 nulls in a non-nullable column", "c: 2 nulls in a non-nullable column"]
 
+
+def test_a_retired_entry_in_the_recall_views_stored_rows_trips_its_check(tmp_path):
+    # the recall view's checks read its rows as stored (mart.recall_ranking), not through the view
+    from datetime import date
+
+    from checks.lifecycle import no_archived_expired_or_superseded_entry_in_recall_view as check
+    from memcurator import demo, night
+    from memcurator.entries import as_of_for_night
+    from memcurator.home import Home
+    from pipelines.resources import StoreResource
+
+    home = Home.from_env(tmp_path / "home").ensure()
+    demo.generate(home.landing, home.truth, writes=300, namespaces=2, days=10, seed=11, end=date(2026, 11, 29))
+    with store.connect(home.store) as conn:
+        night.ingest_and_derive(conn, home.landing, as_of_for_night("2026-11-29"))
+    resource = StoreResource(home=str(home.root))
+    assert check(store=resource).passed
+    with store.connect(home.store) as conn:  # a row damaged outside the pipeline
+        conn.execute("update mart.recall_ranking set state = 'archived' "
+                     "where rowid = (select min(rowid) from mart.recall_ranking)")
+    result = check(store=resource)
+    assert not result.passed and result.metadata["violations"].value == 1
+
