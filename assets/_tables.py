@@ -32,7 +32,7 @@ def table_metadata(table: Table) -> dict:
 # vectors of rows, so the others are not read). On a 1M-entry store, profiling every column of every
 # table and view in full took 5-9 s of each nightly run, more than a 1 %-churn night's derivation.
 PROFILE_SAMPLE_FROM = 100_000
-PROFILE_SAMPLE = "10 percent (system, 7)"
+PROFILE_SAMPLE_PERCENT = 10
 
 
 def materialized(conn: duckdb.DuckDBPyConnection, table: Table, stored: Table | None = None,
@@ -57,13 +57,15 @@ def materialized(conn: duckdb.DuckDBPyConnection, table: Table, stored: Table | 
 
 def _profile(conn: duckdb.DuckDBPyConnection, table: Table, source: Table, rows: int) -> str:
     sampled = rows >= PROFILE_SAMPLE_FROM
-    frm = f"{source.qualified} using sample {PROFILE_SAMPLE}" if sampled else source.qualified
-    read = [c for c in table.columns if c.name in {s.name for s in source.columns}]
+    frm = (f"{source.qualified} using sample {PROFILE_SAMPLE_PERCENT} percent (system, 7)" if sampled
+           else source.qualified)
+    stored_names = {c.name for c in source.columns}
+    read = [c for c in table.columns if c.name in stored_names]
     parts = ", ".join(f'count(*) - count("{c.name}"), approx_count_distinct("{c.name}")' for c in read)
     values = conn.execute(f"select count(*), {parts} from {frm}").fetchone()
     by_name = {c.name: values[1 + 2 * i: 3 + 2 * i] for i, c in enumerate(read)}
     lines = ([f"Over a sample of {values[0]:,} of the {rows:,} rows (system sampling, "
-              f"{PROFILE_SAMPLE.split(' (')[0]})."] if sampled else [])
+              f"{PROFILE_SAMPLE_PERCENT} percent)."] if sampled else [])
     lines += ["| column | type | nulls | distinct (approx.) |", "|---|---|---|---|"]
     for column in table.columns:
         nulls, distinct = by_name.get(column.name, ("-", "-"))

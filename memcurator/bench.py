@@ -27,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
@@ -206,7 +207,7 @@ def _timed_ingest(store_path: Path, landing: Path, cfg: CurationConfig, entries:
             "modules": sorted(set(sys.modules) - loaded)}
 
 
-def _import_all(modules: list[str]) -> None:
+def _import_all(modules: Iterable[str]) -> None:
     """Import the named modules (those of another process, by name: a module made at run time, such
     as a test's, is left out)."""
     for name in modules:
@@ -221,7 +222,7 @@ CLOSE = "checkpoint at close"
 
 
 def _timed_derivation(store_path: Path, as_of: datetime, cfg: CurationConfig, entries: int,
-                      modules: list[str] = ()) -> dict:
+                      modules: Iterable[str] = ()) -> dict:
     _import_all(modules)
     with store.connect(store_path) as conn:
         stages = derive(conn, as_of, cfg, entries)
