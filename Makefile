@@ -89,7 +89,8 @@ BENCH_REPEAT ?= 3
 bench: setup
 	for n in $(BENCH_SIZES); do \
 		$(BIN)/memcurator bench --entries $$n --namespaces $$((n / 100)) --churn 0.01 --repeat $(BENCH_REPEAT) \
-			$$( [ $$n = 100000 ] && echo --recall-entries 50000 ) --out docs/bench/bench-$$n.json || exit 1; \
+			$$( [ $$n = 100000 ] && echo --recall-entries 50000 ) $$( [ $$n = 1000000 ] && echo --job-night ) \
+			--out docs/bench/bench-$$n.json || exit 1; \
 	done
 	$(BIN)/memcurator bench-report docs/bench/bench-*.json
 

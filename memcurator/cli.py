@@ -535,6 +535,8 @@ def bench_command(entries: int = typer.Option(100_000, help="Entries (memory wri
                   workdir: Path = typer.Option(Path("reports/bench-home"), help="Scratch home (emptied first)."),
                   repeat: int = typer.Option(1, min=1, help="Runs; the report gives their medians."),
                   note: str = typer.Option("", help="What the report should say about the conditions of this run."),
+                  job_night: bool = typer.Option(False, help="After the churn night, run the Dagster nightly job "
+                                                             "on another churn share and time its steps."),
                   out: Optional[Path] = typer.Option(None, "--out", help="Write the result as JSON here.")) -> None:
     """Time the nightly derivation stage by stage on a generated fleet, against a naive baseline."""
     import orjson
@@ -547,7 +549,7 @@ def bench_command(entries: int = typer.Option(100_000, help="Entries (memory wri
         if repeat > 1:
             console.print(f"run {number + 1} of {repeat}")
         runs.append(run_bench(workdir / "fleet", entries, namespaces, words, churn, baseline_entries=baseline_entries,
-                              progress=console.print))
+                              progress=console.print, job_night=job_night))
     result = combine(runs) | ({"note": note} if note else {})
     if recall_entries:
         result["recall"] = recall_latency(workdir / "recall", recall_entries)
@@ -578,7 +580,8 @@ def bench_report_command(results: list[Path] = typer.Argument(..., exists=True, 
     commands = [f"memcurator bench --entries {r['entries']} --namespaces {r['namespaces']} --words {r['words']}"
                 + (f" --churn {r['churn']['share']}" if "churn" in r else "")
                 + (f" --repeat {r['repeats']}" if r.get("repeats", 1) > 1 else "")
-                + (f" --recall-entries {r['recall']['entries']}" if "recall" in r else "") + f" --out {p}"
+                + (f" --recall-entries {r['recall']['entries']}" if "recall" in r else "")
+                + (" --job-night" if "job_night" in r.get("churn", {}) else "") + f" --out {p}"
                 for r, p in zip(loaded, results)]
     write_report(loaded, commands + [f"memcurator bench-report {' '.join(map(str, results))}"], out)
     console.print(f"wrote {out}")

@@ -9,7 +9,7 @@ from memcurator.home import Home
 
 def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
     result = bench.run_bench(tmp_path / "fleet", entries=1_000, namespaces=10, churn=0.02, baseline_entries=300,
-                             progress=lambda *_: None)
+                             progress=lambda *_: None, job_night=True)
     names = [s["name"] for s in result["stages"]]
     assert names[0] == "ingest" and "core.near_duplicate_pairs" in names and names[-2:] == ["mart.store_health", bench.CLOSE]
     assert result["near_duplicates"]["recall"] >= 0.95
@@ -23,6 +23,11 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
     with store.connect(tmp_path / "fleet" / "store.duckdb", read_only=True) as conn:
         assert conn.execute("select list(reason order by as_of) from work.compactions").fetchone()[0] == [
             "first_night", "forced"]
+    # the night after, through the Dagster job: every kind of step ran and took time
+    job = churn["job_night"]
+    assert job["success"] and set(job["by_kind"]) == {"ingest", "tables", "checks", "publish"}
+    assert all(seconds > 0 for seconds in job["by_kind"].values()) and "mart__recall_view" in job["steps"]
+    assert job["wall_s"] >= sum(job["by_kind"].values()) * 0.9
     assert result["derivation_peak_rss_mb"] > 0 and result["ingest_peak_rss_mb"] > 0
     assert result["peak_source"] == bench.PEAK_SOURCE
     assert result["commit"] == bench.code_commit() != "unknown"  # the code measured (a git checkout here)
