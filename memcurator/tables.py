@@ -293,7 +293,8 @@ def schema_mismatches(conn: duckdb.DuckDBPyConnection, table: Table) -> list[str
     # counted in one read, of the rows with a null only: a view computes its rows on each read (the recall
     # view's 19 reads took 2.2-2.3 s at 1M entries, the one 1.4-2.2 s), and a table's statistics tell DuckDB
     # that no row has one (1M rows: 2-16 ms; counting over every row instead took 0.1-0.8 s)
-    required = [c.name for c in table.columns if not c.nullable and c.name in dict(actual)]
+    present = dict(actual)
+    required = [c.name for c in table.columns if not c.nullable and c.name in present]
     if required:
         counts = conn.execute("select " + ", ".join(f'count(*) filter (where "{name}" is null)' for name in required)
                               + f" from {table.qualified} where " + " or ".join(f'"{name}" is null' for name in required)
