@@ -15,6 +15,8 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
     assert result["near_duplicates"]["recall"] >= 0.95
     churn = result["churn"]
     assert churn["writes"] == 20 and 0 < churn["ratio_to_full"]
+    with store.connect(tmp_path / "fleet" / "store.duckdb", read_only=True) as conn:  # half of them new versions
+        assert conn.execute("select count(*) filter (where version_count > 1) from core.entries").fetchone()[0] >= 10
     # every stage timed again (that the night reuses work is tested in test_nearindex, not by a clock)
     assert [s["name"] for s in churn["stages"]] == names
     # a compaction of the store the churn night left is timed apart (what a compacting night adds), and
@@ -117,6 +119,26 @@ def test_the_derivation_starts_with_the_modules_the_ingest_loaded(tmp_path):
     assert "pandas" in ingested["modules"]
     # a fresh process has not imported it; given the ingest's list it has, and a name it cannot import is passed over
     assert bench.in_fresh_process(_loaded_after, ["pandas", "memcurator_no_such_module"]) == [False, False, True, False]
+
+
+def test_a_churn_night_brings_as_many_new_entries_as_new_versions_of_old_ones():
+    from datetime import datetime, timedelta
+
+    fleet = bench.generate(400, 4, words=20, seed=3)
+    day = datetime(2026, 11, 1)
+    churn = bench.churn_writes(fleet, 41, 4, 20, seed=4, day=day, id_prefix="c").frame
+    assert churn.columns == fleet.frame.columns and churn.height == 41
+    new, changed = churn.filter(churn["entry_id"].str.starts_with("c")), churn.filter(churn["entry_id"].str.starts_with("b"))
+    assert (new.height, changed.height) == (21, 20) and changed["entry_id"].n_unique() == 20
+    # a new version: the entry's namespace, written during the day, a part of its words replaced
+    before = fleet.frame.join(changed, on="entry_id", suffix="_new")
+    assert before.height == 20 and (before["namespace"] == before["namespace_new"]).all()
+    assert ((before["ts_new"] >= day) & (before["ts_new"] < day + timedelta(days=1))).all()
+    replaced = [sum(x != y for x, y in zip(a.split(), b.split())) for a, b in zip(before["text"], before["text_new"])]
+    assert all(len(b.split()) == 20 for b in before["text_new"])
+    assert 0 < sum(replaced) < 20 * 20 * 0.35 and max(replaced) < 20
+    # seeded: the same call gives the same writes
+    assert churn.equals(bench.churn_writes(fleet, 41, 4, 20, seed=4, day=day, id_prefix="c").frame)
 
 
 def test_a_large_fleet_lands_as_several_files_that_ingest_as_one(tmp_path):
