@@ -61,11 +61,17 @@ EVENT_READS = register(Table(
 ))
 
 
+# The events a refresh reads, with their row ids in raw.events: the queries read the events' payloads by
+# row id, in the transaction that found them (memory_writes.sql).
+EVENT_ROWS = "event_id, rowid as event_row"
+
+
 def refresh_per_event(conn: duckdb.DuckDBPyConnection, table: Table, query: str, as_of: datetime, version: str,
                       event_type: str) -> int:
     """Keep a table of rows per event of ``event_type`` before ``as_of`` across nights.
 
-    ``query`` derives the rows of the events in the temp table refresh_events. When the table was
+    ``query`` derives the rows of the events in the temp table refresh_events (event_id, and event_row: the
+    row id in raw.events). When the table was
     built under ``version`` (its comment), the night deletes the rows of events at or after ``as_of``
     and derives the events it has not read: those of the landing files whose count of events grew
     since (a file is ingested once, in one transaction) and those the night's date moved into view.
@@ -87,7 +93,7 @@ def refresh_per_event(conn: duckdb.DuckDBPyConnection, table: Table, query: str,
             if same:
                 count = _read_new_events(conn, table, query, params, record)
             else:
-                _run(conn, "create or replace temp table refresh_events as select event_id from raw.events "
+                _run(conn, f"create or replace temp table refresh_events as select {EVENT_ROWS} from raw.events "
                            "where type = $type and ts < $as_of", params)
                 count = replace_table(conn, table, query, {"as_of": as_of}, own_transaction=False)
                 set_version(conn, table, version)
@@ -118,10 +124,10 @@ def _read_new_events(conn: duckdb.DuckDBPyConnection, table: Table, query: str, 
     # night's date moved into view, less those read (found first: in one statement DuckDB hashed the
     # table's 1M event ids, 0.23-0.33 s, against 0.03 s for the anti join of the few found)
     window = " or ts >= $before" if before is not None else ""
-    _run(conn, f"create or replace temp table refresh_events as select event_id from raw.events "
+    _run(conn, f"create or replace temp table refresh_events as select {EVENT_ROWS} from raw.events "
                f"where type = $type and ts < $as_of and (source_file in (select source_file from refresh_files "
                f"anti join {read} as r using (source_file, events)){window})", {**params, "before": before})
-    conn.execute(f"create or replace temp table refresh_events as select event_id from refresh_events "
+    conn.execute(f"create or replace temp table refresh_events as select event_id, event_row from refresh_events "
                  f"anti join {table.qualified} using (event_id)")
     _run(conn, f"create or replace temp table refresh_new as select {table.select_list('q')} from ({query}) q", params)
     conn.execute(f"insert into {table.qualified} select * from refresh_new")

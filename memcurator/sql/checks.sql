@@ -9,6 +9,6 @@ select
     case when data::json ->> '$.status' = 'fail' then data::json ->> '$.error_class' end as error_class,
     actor,
     data::json ->> '$.corrected_by' as corrected_by
-from raw.events
-semi join refresh_events using (event_id)
+from raw.events as e
+semi join refresh_events as r on r.event_row = e.rowid
 order by ts, event_id

@@ -5,8 +5,8 @@ with recalls as (
         event_id, namespace, ts, run_id, agent_id,
         data::json ->> '$.query' as query,
         from_json(data::json -> '$.results', '[{"entry_id":"VARCHAR","rank":"INTEGER","injected":"BOOLEAN"}]') as results
-    from raw.events
-    semi join refresh_events using (event_id)
+    from raw.events as e
+    semi join refresh_events as r on r.event_row = e.rowid
 ),
 
 returned as (
