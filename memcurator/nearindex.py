@@ -30,7 +30,7 @@ import polars as pl
 
 from memcurator import changes, clustering, minhash, text
 from memcurator.config import CurationConfig
-from memcurator.store import ensure_table, registered, transaction
+from memcurator.store import ensure_table, registered, rows_by_key, transaction
 from memcurator.tables import NS, C, Table, register
 
 # Hashes do not compress: DuckDB would try each compression on every segment of them first (1M entries:
@@ -79,11 +79,13 @@ INDEX_NAME = NEAR_DUPLICATE_INDEX.qualified
 
 def night_entries(scoped: bool) -> str:
     scope = changes.OF_CHANGED_ENTRIES if scoped else ""
+    # the changed entries' texts read by row id (store.rows_by_key): 0.4 s -> 0.1 s of a 1 %-churn night at 1M
+    entries = f"({rows_by_key('core.entries', 'select * from input_changes')})" if scoped else "core.entries"
     return f"""
 create or replace temp table night_entries as
 with fingerprinted as (
     select namespace, entry_id, first_written_at, {FINGERPRINT} as fingerprint
-    from core.entries {scope}
+    from {entries}
 ),
 indexed as (
     select * from core.near_duplicate_index {scope}
@@ -184,9 +186,10 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
     entries the index holds unchanged). Only changed and new entries are shingled; the copy groups they
     join or leave are regrouped; stored pairs between unchanged entries are kept, but for the exact
     pairs of a regrouped copy group."""
+    changed = "select namespace, entry_id from night_entries where present and not kept"
     fresh = conn.execute("select n.namespace, n.entry_id, n.first_written_at, n.fingerprint, e.tags, e.norm_text "
-                         "from night_entries as n inner join core.entries as e using (namespace, entry_id) "
-                         "where n.present and not n.kept").pl()
+                         f"from night_entries as n inner join ({rows_by_key('core.entries', changed)}) as e "
+                         "using (namespace, entry_id) where n.present and not n.kept").pl()
     fresh, vocabulary = clustering.with_text_keys(fresh, cfg)
     hashed = fresh.filter(pl.col("shingles").list.len() > 0)
     keys = clustering.band_keys_of(minhash.token_rows(hashed["shingles"], vocabulary), cfg)

@@ -100,6 +100,18 @@ def table_exists(conn: duckdb.DuckDBPyConnection, schema: str, name: str) -> boo
                         [schema, name]).fetchone()[0] > 0
 
 
+def rows_by_key(table: str, keys: str, key: str = "namespace, entry_id") -> str:
+    """A query of the rows of ``table`` whose ``key`` is among the rows of the query ``keys``, read by row
+    id: the key columns of every row are joined, the other columns read only from the row groups holding
+    the rows found. A night deletes the rows it derives again and inserts them at the table's end
+    (changes.refresh_entries), so the rows of changed entries are mostly in the last row groups, and their
+    wide columns (texts) are read from those alone: by key, DuckDB reads the column of every row group
+    (the texts of the 10k entries of a 1 %-churn night at 1M entries: 0.39-0.47 s, first read in the
+    process; by row id 0.07 s). Use it in the transaction the rows are read in (row ids change when a
+    table is compacted)."""
+    return f"select * from {table} where rowid in (select rowid from {table} semi join ({keys}) using ({key}))"
+
+
 def ensure_table(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
     conn.execute(f"CREATE SCHEMA IF NOT EXISTS {table.schema}")
     conn.execute(table.ddl())

@@ -2,10 +2,14 @@
 -- run once per text, not every night. With $all false, only the entries in the temp table stage_scope
 -- (changes.refresh_entries: those core.entries refolded; an event's text never changes, so an entry
 -- that keeps its current write keeps its features).
+-- The scope's texts are read by row id (store.rows_by_key): the entries refolded tonight were inserted
+-- again at the end of core.entries, so only its last row groups' texts are read (by key, DuckDB read the
+-- texts of every entry: a 1 %-churn night at 1M entries, first read in the process, 0.39-0.47 s; 0.07 s).
 with scoped_entries as not materialized (
     select * from core.entries where $all
     union all
-    select * from core.entries semi join stage_scope using (namespace, entry_id) where not $all
+    select * from core.entries where not $all and rowid in (
+        select rowid from core.entries semi join stage_scope using (namespace, entry_id))
 ),
 
 marked as (  -- whether the text has any of the markers below (lifecycle.ANY_MARKER): most have none
