@@ -171,7 +171,8 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
             if scope:
                 conn.execute(f"insert into stage_scope {scope}", used(scope, {"since": before.as_of}))
             conn.execute("create or replace temp table stage_scope as select distinct * from stage_scope")
-            conn.execute(f"create or replace temp table stage_old as select * from {table.qualified} "
+            # the scope's stored rows, with their row ids: the delete below reads them, not the table again
+            conn.execute(f"create or replace temp table stage_old as select rowid as stored_row, * from {table.qualified} "
                          f"semi join stage_scope using ({scoped})")
             conn.execute(f"create or replace temp table stage_rows as select {table.select_list('q')} "
                          f"from ({query}) q", used(query, {"all": False}))
@@ -179,9 +180,8 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
             # the scope no longer derived go, and they come in; the rows derived as they are stored stay
             conn.execute(f"create or replace temp table stage_written as select {keys} from "
                          f"(select {written} from stage_rows except select {written} from stage_old)")
-            conn.execute(f"delete from {table.qualified} where rowid in (select t.rowid from {table.qualified} as t "
-                         f"semi join stage_scope using ({scoped}) anti join (select {keys} from stage_rows anti join "
-                         f"stage_written using ({keys})) using ({keys}))")
+            conn.execute(f"delete from {table.qualified} where rowid in (select stored_row from stage_old anti join "
+                         f"(select {keys} from stage_rows anti join stage_written using ({keys})) using ({keys}))")
             conn.execute(f"insert into {table.qualified} select * from stage_rows semi join stage_written using ({keys})")
             for statement in after:
                 conn.execute(statement, used(statement))
