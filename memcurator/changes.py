@@ -119,8 +119,9 @@ def input_changes(conn: duckdb.DuckDBPyConnection, table: str, version: str, inp
            or refreshes[t].previous_generation != before.inputs.get(t) for t in moved):
         return now, None
     if moved:
+        # (list_contains: "in (select unnest($t))" was planned as a join, 9-12 ms a table at 1M, this 4-6 ms)
         conn.execute("insert into input_changes select distinct namespace, entry_id from work.changes "
-                     "where table_name in (select unnest($t))", {"t": moved})
+                     "where list_contains($t, table_name)", {"t": moved})
     return now, before
 
 
