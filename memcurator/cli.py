@@ -529,7 +529,8 @@ def report_command(out: Path = typer.Option(Path("reports/store-health.html"), "
 def bench_command(entries: int = typer.Option(100_000, help="Entries (memory writes) in the generated fleet."),
                   namespaces: int = typer.Option(1_000, help="Namespaces they spread over."),
                   words: int = typer.Option(60, help="Words per entry."),
-                  churn: float = typer.Option(0.0, help="Share of new writes for a second, incremental night."),
+                  churn: float = typer.Option(0.0, help="Share of writes (half new entries, half new versions of stored ones) "
+                                                            "for a second, incremental night."),
                   baseline_entries: int = typer.Option(20_000, help="Entries the naive datasketch baseline runs on."),
                   recall_entries: int = typer.Option(0, help="Also time recall() on one namespace of this many entries."),
                   workdir: Path = typer.Option(Path("reports/bench-home"), help="Scratch home (emptied first)."),
