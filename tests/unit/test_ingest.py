@@ -192,3 +192,20 @@ def test_a_line_of_control_characters_is_quarantined_not_skipped(conn, home):
     write_jsonl(home.landing / "f.jsonl", [GOOD, b"\x1c", b"\x1d\x1e"])
     report = run_ingest(conn, home)
     assert (report.valid_events, report.quarantined_lines) == (1, 2)
+
+
+def test_a_clean_file_split_in_arrow_reads_as_the_line_by_line_pass(tmp_path):
+    # a clean file is split, decoded and filtered in Arrow; one NUL byte sends the whole file line by line
+    # (where that line alone is quarantined): every other line reads the same either way
+    cfg = CurationConfig(max_json_depth=8)
+    body = ('{"a": 1}\r\n\n  \t\x0b\n{"b": "h\u00e9llo \u2713"}\n' + "[" * 9 + "]" * 9 + "\n"
+            '{"c": "' + "[" * 12 + '"}\n\n{"d": 2}\n')
+    clean, mixed = tmp_path / "clean.jsonl", tmp_path / "mixed.jsonl"
+    clean.write_text(body)
+    mixed.write_bytes(body.encode() + b'{"nul": "\x00"}\n')
+    lines, rejected = ingest.read_lines(clean, "f", cfg)
+    by_line, rejected_by_line = ingest.read_lines(mixed, "f", cfg)
+    assert lines.to_pylist() == by_line.to_pylist()
+    assert lines["line_no"].to_pylist() == [1, 4, 6, 8] and lines["text"][0].as_py() == '{"a": 1}'
+    assert [(r["line_no"], r["reason"]) for r in rejected] == [(5, "too_deeply_nested")]
+    assert rejected == [r for r in rejected_by_line if r["reason"] != "nul_byte"]
