@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from memcurator import changes, entries, ingest
+from memcurator import changes, entries, ingest, nearindex
 from memcurator.config import CurationConfig
 from tests.conftest import ev, write, write_jsonl
 
@@ -249,3 +249,8 @@ def test_the_normalised_text_folds_case_whitespace_runs_and_space_separators_at_
                    "c": "ideographic\u3000space inside", "d": " lead run"}
     derived = conn.execute("select norm_text, version_count from core.entries where entry_id like 'm\\_%' escape '\\'").fetchall()
     assert derived == [("retry the ledger call", 2)]
+    # the near-duplicate stage normalises the stored texts of the entries it reads (nearindex.with_texts)
+    docs = conn.execute("select row_number() over (order by entry_id) as doc, namespace, entry_id from core.entries "
+                        "where entry_id in ('a', 'b', 'c', 'd')").pl()
+    read = nearindex.with_texts(conn, docs)
+    assert dict(zip(read["entry_id"], read["norm_text"])) == got
