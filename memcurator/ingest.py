@@ -120,6 +120,11 @@ def _quarantine_row(source: str, line_no: int, reason: str, detail: str, raw: by
             "raw_bytes": size, "raw_text": text}
 
 
+def _too_deep(source: str, line_no: int, line: str, cfg: CurationConfig) -> dict:
+    return _quarantine_row(source, line_no, "too_deeply_nested",
+                           f"JSON nesting deeper than max_json_depth {cfg.max_json_depth}", line, cfg)
+
+
 def read_lines(path: Path, source: str, cfg: CurationConfig) -> tuple[pa.Table, list[dict]]:
     """Split a (possibly gzipped) file into candidate lines plus lines rejected before parsing.
 
@@ -167,8 +172,7 @@ def read_lines(path: Path, source: str, cfg: CurationConfig) -> tuple[pa.Table, 
     keep_numbers, keep_texts = [], []
     for n, t in zip(numbers, texts):
         if (t.count("{") + t.count("[")) > cfg.max_json_depth and _json_depth_exceeds(t, cfg.max_json_depth):
-            rejected.append(_quarantine_row(source, n, "too_deeply_nested",
-                                            f"JSON nesting deeper than max_json_depth {cfg.max_json_depth}", t, cfg))
+            rejected.append(_too_deep(source, n, t, cfg))
         else:
             keep_numbers.append(n)
             keep_texts.append(t.rstrip("\r"))
@@ -200,8 +204,7 @@ def _clean_lines(data: bytes, source: str, cfg: CurationConfig, rejected: list[d
     for i in pc.indices_nonzero(pc.and_(kept, brackets)).to_numpy():
         line = text[int(i)].as_py()
         if _json_depth_exceeds(line, cfg.max_json_depth):
-            rejected.append(_quarantine_row(source, int(i) + 1, "too_deeply_nested",
-                                            f"JSON nesting deeper than max_json_depth {cfg.max_json_depth}", line, cfg))
+            rejected.append(_too_deep(source, int(i) + 1, line, cfg))
             deep.append(int(i) + 1)
     if deep:
         kept = pc.and_(kept, pc.invert(pc.is_in(numbers, pa.array(deep, pa.int64()))))
