@@ -291,9 +291,12 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
                  .select("dx", "dy"))
     candidates = (pl.concat([with_old, among_new])
                   .select(pl.min_horizontal("dx", "dy").alias("a"), pl.max_horizontal("dx", "dy").alias("b")).unique())
-    near = _verified(conn, candidates, docs, fresh, cfg)
+    near, read = _verified(conn, candidates, docs, fresh, vocabulary, cfg)
     involved = pl.concat([exact.select("a", "b"), near.select("a", "b")])
-    texts = with_texts(conn, docs.join(pl.concat([involved["a"], involved["b"]]).unique().to_frame("doc"), on="doc"))
+    involved = docs.join(pl.concat([involved["a"], involved["b"]]).unique().to_frame("doc"), on="doc")
+    # the texts of paired entries: those the verification held, the others (copies) read now
+    texts = pl.concat([involved.join(read, on="doc"),
+                       with_texts(conn, involved.join(read, on="doc", how="anti"))]).sort("doc")
     new_pairs = clustering.compatible(pl.concat([exact, near]).unique(["a", "b"], keep="first"), texts)
     result = pl.concat([clustering.with_entry_ids(new_pairs, docs).select(list(clustering._PAIR_SCHEMA)),
                         kept_pairs.cast(clustering._PAIR_SCHEMA)])
@@ -304,22 +307,25 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
 
 
 def _verified(conn: duckdb.DuckDBPyConnection, candidates: pl.DataFrame, docs: pl.DataFrame, fresh: pl.DataFrame,
-              cfg: CurationConfig) -> pl.DataFrame:
-    """Exact Jaccard of the candidates between different shingle sets (same set = exact copy, already paired)."""
+              vocabulary: pl.Series, cfg: CurationConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Exact Jaccard of the candidates between different shingle sets (same set = exact copy, already paired),
+    and the texts held for it (doc, norm_text: the fresh entries' and the unchanged ones' read here).
+    ``fresh`` carries its shingles as codes of ``vocabulary``; the unchanged entries' shingles are numbered
+    against it, so the fresh texts are not shingled again."""
     sets = docs.select("doc", "set_key")
     candidates = (candidates.join(sets.rename({"doc": "a", "set_key": "ka"}), on="a")
                   .join(sets.rename({"doc": "b", "set_key": "kb"}), on="b")
                   .filter(pl.col("ka") != pl.col("kb")).select("a", "b"))
     needed = pl.concat([candidates["a"], candidates["b"]]).unique().to_frame("doc")
-    known = fresh.select("doc", "norm_text").join(needed, on="doc")
+    known = fresh.select("doc", "shingles").join(needed, on="doc")
     rest = with_texts(conn, docs.join(needed, on="doc").join(known.select("doc"), on="doc", how="anti"))
-    texts = pl.concat([known, rest.select("doc", "norm_text")])
-    # numbered in one call: codes compare within one numbering only
-    shingles = texts.select("doc", text.shingle_codes(texts["norm_text"], cfg.shingle_words,
-                                                      cfg.shingle_drop_stopwords).lists)
+    numbered = text.number_lists(text.shingle_column(rest["norm_text"], cfg.shingle_words, cfg.shingle_drop_stopwords),
+                                 vocabulary)
+    shingles = pl.concat([known, rest.select("doc").with_columns(numbered.lists)])
     verified = clustering.verify(candidates, shingles)
+    read = pl.concat([fresh.select("doc", "norm_text"), rest.select("doc", "norm_text")])
     return (verified.filter(pl.col("similarity") >= cfg.near_duplicate_threshold)
-            .with_columns(pl.lit("minhash").alias("method")))
+            .with_columns(pl.lit("minhash").alias("method"))), read
 
 
 def _add_to_index(conn: duckdb.DuckDBPyConnection, rows: pl.DataFrame, knobs: str) -> None:
