@@ -319,8 +319,7 @@ def _verified(conn: duckdb.DuckDBPyConnection, candidates: pl.DataFrame, docs: p
     needed = pl.concat([candidates["a"], candidates["b"]]).unique().to_frame("doc")
     known = fresh.select("doc", "shingles").join(needed, on="doc")
     rest = with_texts(conn, docs.join(needed, on="doc").join(known.select("doc"), on="doc", how="anti"))
-    numbered = text.number_lists(text.shingle_column(rest["norm_text"], cfg.shingle_words, cfg.shingle_drop_stopwords),
-                                 vocabulary)
+    numbered = text.shingle_codes(rest["norm_text"], cfg.shingle_words, cfg.shingle_drop_stopwords, vocabulary=vocabulary)
     shingles = pl.concat([known, rest.select("doc").with_columns(numbered.lists)])
     verified = clustering.verify(candidates, shingles)
     read = pl.concat([fresh.select("doc", "norm_text"), rest.select("doc", "norm_text")])

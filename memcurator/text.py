@@ -74,21 +74,34 @@ def compiled(batch: int, choice: bool | None = None) -> bool:
 
 
 def shingle_codes(texts: pl.Series, words: int = 1, drop_stopwords: bool = False,
-                  use_compiled: bool | None = None) -> ShingleCodes:
+                  use_compiled: bool | None = None, vocabulary: pl.Series | None = None) -> ShingleCodes:
     """shingle_column's shingles, numbered, without a string per occurrence: single words of ASCII
     texts are read by one compiled scan (memcurator/kernels.py); texts with other characters (whose
     words are Unicode's), word n-grams and small batches go through shingle_column and are numbered
     against the same vocabulary. Same shingles, same order as shingle_column (tests/unit/test_text.py);
     at 1M texts of 60 words the scan takes ~2.7 s on two cores where the regex, stopword filter,
-    de-duplication, numbering and set keys took ~15 s."""
+    de-duplication, numbering and set keys took ~15 s. With ``vocabulary`` (of an earlier call), its
+    strings keep their codes and the others are numbered after them: the codes compare with that call's."""
     if words != 1 or not compiled(len(texts), use_compiled):
-        return number_lists(shingle_column(texts, words, drop_stopwords))
+        return number_lists(shingle_column(texts, words, drop_stopwords), vocabulary)
     from memcurator import kernels  # numba: only a process that shingles pays its import
 
     data, offsets = utf8(texts)
     stop_data, stop_offsets = utf8(pl.Series(STOPWORDS if drop_stopwords else [], dtype=pl.String))
     found = _ascii_word_codes(kernels, data, offsets, stop_data, stop_offsets)
-    return with_unicode_rows(found, texts, lambda others: shingle_column(others, 1, drop_stopwords), "shingle")
+    codes = with_unicode_rows(found, texts, lambda others: shingle_column(others, 1, drop_stopwords), "shingle")
+    return codes if vocabulary is None else renumbered(codes, vocabulary)
+
+
+def renumbered(codes: ShingleCodes, vocabulary: pl.Series) -> ShingleCodes:
+    """``codes`` numbered against ``vocabulary`` instead of their own: the strings it lacks appended, in the
+    order of their own vocabulary."""
+    vocabulary = vocabulary.alias("shingle")
+    own = codes.vocabulary.alias("shingle")
+    vocabulary = pl.concat([vocabulary, own.filter(~own.is_in(vocabulary))])
+    code_of = (own.to_frame().join(vocabulary.to_frame().with_row_index("code"), on="shingle", how="left",
+                                   maintain_order="left")["code"].cast(pl.UInt32).to_numpy())
+    return ShingleCodes(code_of[codes.codes], codes.rows, vocabulary)
 
 
 def with_unicode_rows(found: tuple[np.ndarray, ...], texts: pl.Series, lists_of, name: str) -> ShingleCodes:

@@ -111,6 +111,18 @@ def test_numbering_extends_a_vocabulary():
     assert numbered.lists.to_list() == [[1, 2], [], [0]]
 
 
+@pytest.mark.parametrize("use_compiled", [True, False], ids=["compiled", "small-batch"])
+def test_codes_numbered_against_an_earlier_vocabulary(use_compiled):
+    # the near-duplicate stage numbers the partners' shingles against the fresh texts' vocabulary
+    earlier = shingle_codes(pl.Series(["ledger api timeout", "café billing"]), 1, True, use_compiled)
+    texts = pl.Series(HOSTILE + ["billing ledger ünï zzz"], dtype=pl.String)
+    codes = shingle_codes(texts, 1, True, use_compiled, vocabulary=earlier.vocabulary)
+    assert codes.vocabulary.to_list()[:earlier.vocabulary.len()] == earlier.vocabulary.to_list()
+    assert codes.vocabulary.is_unique().all()
+    assert decoded(codes) == shingle_column(texts, 1, True).to_list()
+    assert codes.lists.to_list()[-1][:2] == [earlier.vocabulary.to_list().index(w) for w in ("billing", "ledger")]
+
+
 def test_codes_need_their_vocabulary():
     with pytest.raises(ValueError, match="vocabulary"):
         minhash.token_rows(pl.Series([[0, 1]], dtype=pl.List(pl.UInt32)))
