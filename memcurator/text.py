@@ -95,13 +95,9 @@ def shingle_codes(texts: pl.Series, words: int = 1, drop_stopwords: bool = False
 
 def renumbered(codes: ShingleCodes, vocabulary: pl.Series) -> ShingleCodes:
     """``codes`` numbered against ``vocabulary`` instead of their own: the strings it lacks appended, in the
-    order of their own vocabulary."""
-    vocabulary = vocabulary.alias("shingle")
-    own = codes.vocabulary.alias("shingle")
-    vocabulary = pl.concat([vocabulary, own.filter(~own.is_in(vocabulary))])
-    code_of = (own.to_frame().join(vocabulary.to_frame().with_row_index("code"), on="shingle", how="left",
-                                   maintain_order="left")["code"].cast(pl.UInt32).to_numpy())
-    return ShingleCodes(code_of[codes.codes], codes.rows, vocabulary)
+    order of their own vocabulary (numbered as one list, whose codes are each own code's new one)."""
+    mapped = number_lists(codes.vocabulary.implode(), vocabulary)
+    return ShingleCodes(mapped.codes[codes.codes], codes.rows, mapped.vocabulary)
 
 
 def with_unicode_rows(found: tuple[np.ndarray, ...], texts: pl.Series, lists_of, name: str) -> ShingleCodes:
