@@ -544,8 +544,8 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
            "ingest's imported, as a nightly run derives in the process that ingested (runs before timed "
            "pandas' import in the derivation: 0.3-0.6 s). A churn night adds 1 % of "
            "writes to the previous night's store and derives again: half of them new entries, half new versions of "
-           "entries the store holds, written the day after the full night. The naive baseline is single-threaded Python "
-           "on a sample: its entries/s is also a gauge of how fast the machine ran at the time (compare runs "
+           "entries the store holds, written the day after the full night. The naive baseline is single-threaded "
+           "Python on a sample: its entries/s is also a gauge of how fast the machine ran at the time (compare runs "
            "made at different times by it).", "",
            f"![derivation time against entries]({svg_name})", "",
            "| entries | namespaces | ingest s | derivation s | derivation peak RSS MB | ingest peak RSS MB | "

@@ -27,8 +27,8 @@ from memcurator import changes, sql
 from memcurator.config import CurationConfig
 from memcurator.entries import memory_writes_version
 from memcurator.frames import namespace_passes
-from memcurator.store import (code_version, create_view, ensure_cache, ensure_table, registered, replace_table, rows_by_key,
-                              transaction)
+from memcurator.store import (code_version, create_view, ensure_cache, ensure_table, registered, replace_table,
+                              rows_by_key, transaction)
 from memcurator.tables import AS_OF, ENTRY, NS, C, Table, register
 
 SUPERSEDE_LINKS = register(Table(

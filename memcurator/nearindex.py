@@ -108,11 +108,13 @@ def with_texts(conn: duckdb.DuckDBPyConnection, docs: pl.DataFrame) -> pl.DataFr
     these are unchanged entries spread over the table, and reading a few thousand of them reads most
     of a text column's blocks (0.4-0.6 s on 1M entries, the column's first read in the process). The
     contradiction stage after this one reads the texts too; reading the same column, it finds them in
-    DuckDB's buffers."""
+    DuckDB's buffers. No entries, no read (the row ids are found by a scan of every entry's key)."""
+    if docs.is_empty():
+        return docs.with_columns(pl.lit(None, pl.String).alias("norm_text"))
+    wanted = rows_by_key("core.entries", "select namespace, entry_id from wanted_docs")
     with registered(conn, wanted_docs=docs.select("doc", "namespace", "entry_id")):
         texts = conn.execute(f"select w.doc, {sql.load('norm_text')} as norm_text from wanted_docs as w "
-                             f"inner join ({rows_by_key('core.entries', 'select namespace, entry_id from wanted_docs')}) "
-                             "as e using (namespace, entry_id)").pl()
+                             f"inner join ({wanted}) as e using (namespace, entry_id)").pl()
     return docs.join(texts, on="doc").sort("doc")
 
 
@@ -319,7 +321,8 @@ def _verified(conn: duckdb.DuckDBPyConnection, candidates: pl.DataFrame, docs: p
     needed = pl.concat([candidates["a"], candidates["b"]]).unique().to_frame("doc")
     known = fresh.select("doc", "shingles").join(needed, on="doc")
     rest = with_texts(conn, docs.join(needed, on="doc").join(known.select("doc"), on="doc", how="anti"))
-    numbered = text.shingle_codes(rest["norm_text"], cfg.shingle_words, cfg.shingle_drop_stopwords, vocabulary=vocabulary)
+    numbered = text.shingle_codes(rest["norm_text"], cfg.shingle_words, cfg.shingle_drop_stopwords,
+                                  vocabulary=vocabulary)
     shingles = pl.concat([known, rest.select("doc").with_columns(numbered.lists)])
     verified = clustering.verify(candidates, shingles)
     read = pl.concat([fresh.select("doc", "norm_text"), rest.select("doc", "norm_text")])
