@@ -6,6 +6,11 @@ lesson writes of ``words`` words from a Zipf vocabulary of made-up words, spread
 ``namespaces`` and 60 days; a share of them are restatements of an earlier entry of their
 namespace with some words replaced (groups of 2-6). The truth is every pair of one group whose
 word sets have Jaccard >= 0.6 (computed exactly), kept outside the log.
+Beside the writes, the fleet's agents recall and check what they wrote, in the demo's proportions (its
+runs: 2-4 writes, 0-2 recalls, a check in one run of four): a recall for every three writes, returning
+1-5 of the last 200 entries of its namespace (the first three injected), and a check for every twelve, on
+one of the last 300 (15 % of them failing, transient). Those move usage, lifecycle and ranking as a
+fleet's do; without them every entry of a night was unused.
 
 Per stage: wall time, CPU time, RSS after the stage, and entries/s. The ingest and the derivation of
 each night run in fresh processes of their own; the peak RSS of each is its process's, the
@@ -75,10 +80,25 @@ def _peak_mb() -> float:
     return _peak_seen
 
 
+RECALLS_PER_WRITE = 1 / 3
+RECALL_RESULTS = (1, 5)
+RECALLED_FROM = 200  # a recall returns some of the last entries of its namespace
+CHECKS_PER_WRITE = 1 / 12
+CHECKED_FROM = 300
+TRANSIENT_FAILURES = 0.15
+
+_RECALLS = {"id": pl.String, "namespace": pl.String, "ts": pl.Datetime("us"),
+            "results": pl.List(pl.Struct({"entry_id": pl.String, "rank": pl.Int64, "injected": pl.Boolean}))}
+_CHECKS = {"id": pl.String, "namespace": pl.String, "ts": pl.Datetime("us"), "entry_id": pl.String,
+           "status": pl.String}
+
+
 @dataclass
 class Fleet:
     frame: pl.DataFrame          # namespace, entry_id, ts, text, group (-1 when unique)
     truth: set = field(default_factory=set)   # (namespace, entry_a, entry_b) with a < b
+    recalls: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=_RECALLS))
+    checks: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=_CHECKS))
 
 
 def _words(rng: np.random.Generator) -> np.ndarray:
@@ -89,7 +109,8 @@ def _words(rng: np.random.Generator) -> np.ndarray:
 
 
 def generate(entries: int, namespaces: int, words: int = 60, seed: int = 1, restated_share: float = 0.3,
-             id_prefix: str = "b") -> Fleet:
+             id_prefix: str = "b", used: bool = True) -> Fleet:
+    """``used``: with the recalls and checks of the entries (drawn after the writes, from the same seed)."""
     rng = np.random.default_rng(seed)
     vocab = _words(rng)
     ranks = np.arange(1, len(vocab) + 1)
@@ -142,7 +163,59 @@ def generate(entries: int, namespaces: int, words: int = 60, seed: int = 1, rest
             sb = sets.setdefault(b, set(tokens[b]))
             if len(sa & sb) / len(sa | sb) >= JACCARD:
                 truth.add((f"ns-{ns[a]:05d}", f"{id_prefix}{a:08d}", f"{id_prefix}{b:08d}"))
-    return Fleet(frame, truth)
+    if not used:
+        return Fleet(frame, truth)
+    return Fleet(frame, truth, *usage(frame, frame, round(entries * RECALLS_PER_WRITE),
+                                      round(entries * CHECKS_PER_WRITE), rng, id_prefix))
+
+
+def usage(written: pl.DataFrame, anchors: pl.DataFrame, recalls: int, checks: int, rng: np.random.Generator,
+          id_prefix: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``recalls`` recalls and ``checks`` checks, each made 5-300 s after a write of ``anchors`` (drawn at
+    random) about entries of its namespace that ``written`` holds by then: a recall returns 1-5 distinct
+    ones of the last RECALLED_FROM, the first three injected; a check is on one of the last CHECKED_FROM."""
+    # every entry once, at its first write, in (namespace, time) order: an event's candidates are the rows
+    # of its namespace up to where its own (namespace, time) sorts
+    first = written.group_by("namespace", "entry_id").agg(pl.col("ts").min()).sort("namespace", "ts", "entry_id")
+    codes = first.select(pl.col("namespace").unique(maintain_order=True)).with_row_index("code")
+
+    def keys(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        coded = frame.join(codes, on="namespace", how="left", maintain_order="left")
+        code = coded["code"].cast(pl.Int64).to_numpy() << 40
+        return code, code + (coded["ts"] - START).dt.total_seconds().to_numpy()
+
+    ns_start, by_time = keys(first)
+    entry_ids = first["entry_id"].to_numpy()
+
+    def events(count: int, window: int) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
+        picked = anchors[rng.integers(0, anchors.height, count)] if count and anchors.height else anchors.clear()
+        at = picked.select("namespace", (pl.col("ts") + pl.duration(seconds=pl.Series(
+            rng.integers(5, 300, picked.height)))).alias("ts"))
+        code, key = keys(at)
+        end = np.searchsorted(by_time, key, side="right")  # one past the last entry written by then
+        span = np.minimum(window, end - np.searchsorted(ns_start, code, side="left"))
+        return at, end, span
+
+    at, end, span = events(recalls, RECALLED_FROM)
+    low, high = RECALL_RESULTS
+    drawn = end[:, None] - 1 - (rng.random((at.height, high)) * span[:, None]).astype(np.int64)
+    wanted = rng.integers(low, high + 1, at.height)
+    results = (pl.DataFrame({"recall": np.repeat(np.arange(at.height), high),
+                             "slot": np.tile(np.arange(high), at.height), "entry_id": entry_ids[drawn.ravel()]})
+               .filter(pl.col("slot") < pl.Series(np.repeat(wanted, high)))
+               .unique(["recall", "entry_id"], keep="first", maintain_order=True)
+               .with_columns((pl.int_range(pl.len()).over("recall") + 1).alias("rank"))
+               .group_by("recall", maintain_order=True)
+               .agg(pl.struct("entry_id", "rank", (pl.col("rank") <= 3).alias("injected")).alias("results")))
+    made = at.with_columns((f"rc-{id_prefix}" + pl.int_range(pl.len()).cast(pl.String).str.zfill(8)).alias("id"),
+                           results["results"])
+    at, end, span = events(checks, CHECKED_FROM)
+    on = end - 1 - (rng.random(at.height) * span).astype(np.int64)
+    checked = at.with_columns((f"ck-{id_prefix}" + pl.int_range(pl.len()).cast(pl.String).str.zfill(8)).alias("id"),
+                              pl.Series("entry_id", entry_ids[on], pl.String),
+                              pl.Series("status", np.where(rng.random(at.height) < TRANSIENT_FAILURES, "fail", "pass"),
+                                        pl.String))
+    return made.select(list(_RECALLS)).cast(_RECALLS), checked.select(list(_CHECKS)).cast(_CHECKS)
 
 
 def rewrites(fleet: Fleet, count: int, seed: int, day: datetime) -> Fleet:
@@ -167,20 +240,44 @@ def churn_writes(fleet: Fleet, count: int, namespaces: int, words: int, seed: in
     """``count`` writes for a churn night: half of them new entries (generated as the fleet was, their ids
     prefixed with ``id_prefix``), half new versions of the fleet's entries written during ``day``."""
     changed = count // 2
-    new = generate(count - changed, namespaces, words, seed, id_prefix=id_prefix)
-    return Fleet(pl.concat([new.frame, rewrites(fleet, changed, seed, day).frame]), new.truth)
+    new = generate(count - changed, namespaces, words, seed, id_prefix=id_prefix, used=False)
+    writes = pl.concat([new.frame, rewrites(fleet, changed, seed, day).frame])
+    # the recalls and checks after them, of these entries and the fleet's (the share of the full fleet's)
+    return Fleet(writes, new.truth, *usage(pl.concat([fleet.frame, writes]), writes, round(count * RECALLS_PER_WRITE),
+                                           round(count * CHECKS_PER_WRITE), np.random.default_rng(seed), id_prefix))
 
 
 def land(fleet: Fleet, landing: Path, name: str, part_events: int = LAND_PART_EVENTS) -> list[Path]:
-    """The fleet as memory.write events: JSONL files of at most ``part_events`` lines each (``name``, or
-    ``name`` numbered when there are several): ingest quarantines a file over ``max_file_bytes`` whole,
-    and a fleet's transcripts land as many files anyway."""
+    """The fleet as events: its memory.write events in JSONL files of at most ``part_events`` lines each
+    (``name``, or ``name`` numbered when there are several: ingest quarantines a file over
+    ``max_file_bytes`` whole, and a fleet's transcripts land as many files anyway), then its recalls and
+    its checks, in files of their own named after ``name``."""
+    when = pl.col("ts").dt.strftime("%Y-%m-%dT%H:%M:%SZ").alias("ts")
     events = fleet.frame.select(
         ("ev-" + pl.col("entry_id") + "-" + pl.col("ts").dt.strftime("%Y%m%d%H%M%S")).alias("id"),
-        pl.lit("memory.write").alias("type"),
-        pl.col("ts").dt.strftime("%Y-%m-%dT%H:%M:%SZ").alias("ts"),
-        "namespace",
+        pl.lit("memory.write").alias("type"), when, "namespace",
         pl.struct("entry_id", "text", pl.lit("lesson").alias("class")).alias("data"))
+    stem, suffix = name.rsplit(".", 1)
+    recalls = fleet.recalls.select("id", pl.lit("memory.recall").alias("type"), when, "namespace",
+                                   pl.struct(pl.lit("bench recall").alias("query"), "results").alias("data"))
+    checks = fleet.checks.select("id", pl.lit("memory.check").alias("type"), when, "namespace",
+                                 pl.lit("test").alias("actor"), "status", "entry_id")
+    paths = _land_parts(events, landing, name, part_events)
+    if recalls.height:
+        paths += _land_parts(recalls, landing, f"{stem}-recalls.{suffix}", part_events)
+    if checks.height:  # a failing check names its error class; a passing one has none
+        passing = checks.filter(pl.col("status") == "pass").select(
+            "id", "type", "ts", "namespace", "actor", pl.struct("entry_id", "status").alias("data"))
+        failing = checks.filter(pl.col("status") == "fail").select(
+            "id", "type", "ts", "namespace", "actor",
+            pl.struct("entry_id", "status", pl.lit("transient").alias("error_class")).alias("data"))
+        paths += _land_parts(passing, landing, f"{stem}-checks.{suffix}", part_events)
+        if failing.height:
+            paths += _land_parts(failing, landing, f"{stem}-failed-checks.{suffix}", part_events)
+    return paths
+
+
+def _land_parts(events: pl.DataFrame, landing: Path, name: str, part_events: int) -> list[Path]:
     landing.mkdir(parents=True, exist_ok=True)
     parts = range(0, max(events.height, 1), part_events)
     stem, suffix = name.rsplit(".", 1)
@@ -320,7 +417,7 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
     fleet = generate(entries, namespaces, words, seed)
     land(fleet, home.landing, "fleet.jsonl")
     progress(f"generated {entries:,} entries in {namespaces:,} namespaces in {time.perf_counter() - t:.1f} s "
-             f"({len(fleet.truth):,} true pairs)")
+             f"({len(fleet.truth):,} true pairs; {fleet.recalls.height:,} recalls, {fleet.checks.height:,} checks)")
     as_of = START + timedelta(days=DAYS + 1)
     night = timed_night(home.store, home.landing, as_of, cfg, entries)
     stages = [Stage(**row) for row in night["stages"]]
@@ -337,6 +434,7 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
         "ingest_wall_s": stages[0].wall_s, "ingest_peak_rss_mb": night["ingest_peak_rss_mb"],
         "derivation_peak_rss_mb": night["derivation_peak_rss_mb"], "peak_source": PEAK_SOURCE,
         "near_duplicates": pair_quality(found, fleet.truth) | {"entries_per_s": near.entries_per_s},
+        "recalls": fleet.recalls.height, "checks": fleet.checks.height,
     }
     baseline = naive_baseline(fleet, baseline_entries)
     result["baseline"] = baseline
@@ -351,7 +449,8 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
         night = [Stage(**row) for row in timed_night(
             home.store, home.landing, as_of + timedelta(days=1), cfg, entries)["stages"]]
         churn_wall = round(sum(s.wall_s for s in night if s.name != "ingest"), 3)
-        result["churn"] = {"share": churn, "writes": changed.frame.height, "derivation_wall_s": churn_wall,
+        result["churn"] = {"share": churn, "writes": changed.frame.height, "recalls": changed.recalls.height,
+                           "checks": changed.checks.height, "derivation_wall_s": churn_wall,
                            "ratio_to_full": round(churn_wall / derivation, 3), "stages": [asdict(s) for s in night]}
         progress(f"churn night ({churn:.1%}): {churn_wall:.1f} s = {churn_wall / derivation:.1%} of the full night")
         # what a night whose close compacts pays on top (compaction.py: weekly, or when deleted rows pile up)
@@ -528,6 +627,10 @@ def _mark(run: dict) -> str:
     return "" if run.get("peak_source") == PEAK_SOURCE else "\\*"
 
 
+def _writes_only(run: dict) -> str:
+    return "" if "recalls" in run else "†"
+
+
 def _peak_cell(stage: dict) -> str:
     # runs recorded before the bench kept the high-water mark per stage have none
     return f"{stage['peak_rss_mb']:,.0f}" if stage.get("peak_rss_mb") else "-"
@@ -542,8 +645,10 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
            "left it out); the ingest and the derivation of each night run in fresh processes of their own, "
            "each with its own peak RSS, and since b30fd41 the derivation's process first imports what the "
            "ingest's imported, as a nightly run derives in the process that ingested (runs before timed "
-           "pandas' import in the derivation: 0.3-0.6 s). A churn night adds 1 % of "
-           "writes to the previous night's store and derives again: half of them new entries, half new versions of "
+           "pandas' import in the derivation: 0.3-0.6 s). The fleet's agents recall and check what they wrote, in "
+           "the demo's proportions: a recall for every three writes, returning 1-5 recent entries of its namespace, "
+           "and a check for every twelve. A churn night adds 1 % of writes, with their share of recalls and checks, "
+           "to the previous night's store and derives again: half of the writes new entries, half new versions of "
            "entries the store holds, written the day after the full night. The naive baseline is single-threaded "
            "Python on a sample: its entries/s is also a gauge of how fast the machine ran at the time (compare runs "
            "made at different times by it).", "",
@@ -554,7 +659,8 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
     for r in results:
         nd, base = r["near_duplicates"], r["baseline"]
         churn = f"{r['churn']['ratio_to_full']:.1%} of full" if "churn" in r else ""
-        out.append(f"| {r['entries']:,} | {r['namespaces']:,} | {r['ingest_wall_s']:.1f} | {r['derivation_wall_s']:.1f} | "
+        out.append(f"| {r['entries']:,}{_writes_only(r)} | {r['namespaces']:,} | {r['ingest_wall_s']:.1f} | "
+                   f"{r['derivation_wall_s']:.1f} | "
                    f"{r['derivation_peak_rss_mb']:,.0f}{_mark(r)} | {r['ingest_peak_rss_mb']:,.0f}{_mark(r)} | "
                    f"{nd['entries_per_s']:,.0f} | {nd['recall']} | {base['entries_per_s']:,.0f} | "
                    f"{base['recall']} | {r['near_duplicate_speedup']}x | {churn} | {r.get('commit', '-')} |")
@@ -562,6 +668,9 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
         out += ["", "\\* Peak RSS read from `ru_maxrss`, which a spawned process inherits from its parent (the "
                     "generator): an upper bound, and where a stage's peak equals the ingest's, the parent's. Runs since "
                     "read the process's own peak (VmHWM)."]
+    if any(_writes_only(r) for r in results):
+        out += ["", "† A fleet of writes alone, without recalls or checks: a run recorded before the bench's fleet "
+                    "had them (its nights had no usage to derive)."]
     # the targets are set at a million entries: the largest run up to that size carries them; larger
     # runs (10M, documented, not in CI) show how time and memory grow beyond it
     largest = max((r for r in results if r["entries"] <= TARGET_ENTRIES), key=lambda r: r["entries"], default=results[0])
@@ -576,7 +685,8 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
     for r in beyond:
         runs = r.get("repeats", 1)
         growth = r["entries"] / largest["entries"]
-        out += ["", f"Stages at {r['entries']:,} entries (a documented run, not in CI; {runs} run{'s' if runs > 1 else ''}), "
+        out += ["", f"Stages at {r['entries']:,} entries (a documented run, not in CI; "
+                    f"{runs} run{'s' if runs > 1 else ''}{'; a fleet of writes alone' if _writes_only(r) else ''}), "
                     f"against {largest['entries']:,}: {growth:.0f}x the entries took "
                     f"{r['derivation_wall_s'] / largest['derivation_wall_s']:.1f}x the derivation time and "
                     f"{r['derivation_peak_rss_mb'] / largest['derivation_peak_rss_mb']:.1f}x the peak RSS."

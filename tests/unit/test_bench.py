@@ -17,6 +17,13 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
     assert churn["writes"] == 20 and 0 < churn["ratio_to_full"]
     with store.connect(tmp_path / "fleet" / "store.duckdb", read_only=True) as conn:  # half of them new versions
         assert conn.execute("select count(*) filter (where version_count > 1) from core.entries").fetchone()[0] >= 10
+        # the fleet's recalls and checks went in whole, and the entries recalled count as used
+        assert conn.execute("select count(*) from raw.quarantine").fetchone()[0] == 0
+        assert conn.execute("select count(distinct event_id) from core.recall_results").fetchone()[0] == (
+            round(1_000 * bench.RECALLS_PER_WRITE) + round(20 * bench.RECALLS_PER_WRITE) * 2)  # fleet, churn, job night
+        assert conn.execute("select count(*) from core.checks").fetchone()[0] == (
+            round(1_000 * bench.CHECKS_PER_WRITE) + round(20 * bench.CHECKS_PER_WRITE) * 2)
+        assert conn.execute("select count(*) from core.entry_usage where recall_count > 0").fetchone()[0] > 200
     # every stage timed again (that the night reuses work is tested in test_nearindex, not by a clock)
     assert [s["name"] for s in churn["stages"]] == names
     # a compaction of the store the churn night left is timed apart (what a compacting night adds), and
@@ -43,7 +50,8 @@ def _run(derivation: float, speedup: float, ratio: float, rss: float) -> dict:
             "ingest_peak_rss_mb": rss / 2, "derivation_peak_rss_mb": rss, "stages": [{"name": "ingest", "wall_s": derivation}],
             "near_duplicates": {"entries_per_s": speedup * 10, "recall": 1.0},
             "baseline": {"entries_per_s": 10, "recall": 0.8}, "near_duplicate_speedup": speedup,
-            "churn": {"share": 0.01, "ratio_to_full": ratio, "derivation_wall_s": derivation * ratio, "stages": []}}
+            "churn": {"share": 0.01, "ratio_to_full": ratio, "derivation_wall_s": derivation * ratio, "stages": []},
+            "recalls": 3, "checks": 1}
 
 
 def test_repeated_runs_report_medians_and_the_largest_peak():
@@ -74,6 +82,12 @@ def test_the_targets_are_read_at_a_million_entries_and_a_larger_run_is_documente
             "10x the entries took 18.0x the derivation time and 1.0x the peak RSS.") in text
     assert "| core.entries | 900.00 | 900.00 | 3,000 | - | 18.0 |" in text  # no high-water mark recorded: -
     assert text.index("| 1,000,000 |") < text.index("| 10,000,000 |"), "sizes in ascending order"
+    # a run recorded before the fleet recalled and checked is marked, and so is a larger run's heading
+    assert "†" not in text
+    writes_only = {k: v for k, v in sized(10_000_000, 900, 0.5).items() if k not in ("recalls", "checks")}
+    marked = bench.markdown([writes_only, sized(1_000_000, 50, 0.08)], ["memcurator bench"], "plot.svg")
+    assert "| 10,000,000† |" in marked and "| 1,000,000 |" in marked and "† A fleet of writes alone" in marked
+    assert "(a documented run, not in CI; 1 run; a fleet of writes alone), against 1,000,000" in marked
     # runs that read ru_maxrss (before VmHWM) carry a mark and the note on what it inherits
     assert "| 3,000\\* | 1,500\\* |" in text and "inherits from its parent" in text
     current = [sized(1_000_000, 50, 0.08) | {"peak_source": bench.PEAK_SOURCE}]
@@ -145,10 +159,50 @@ def test_a_large_fleet_lands_as_several_files_that_ingest_as_one(tmp_path):
     fleet = bench.generate(250, 5, words=8, seed=4)
     whole = bench.land(fleet, tmp_path / "one", "fleet.jsonl")
     parts = bench.land(fleet, tmp_path / "parts", "fleet.jsonl", part_events=100)
-    assert [p.name for p in whole] == ["fleet.jsonl"]
-    assert [p.name for p in parts] == ["fleet-001.jsonl", "fleet-002.jsonl", "fleet-003.jsonl"]
-    assert [len(p.read_text().splitlines()) for p in parts] == [100, 100, 50]
-    assert "".join(p.read_text() for p in parts) == whole[0].read_text()
+    usage = ["fleet-recalls.jsonl", "fleet-checks.jsonl", "fleet-failed-checks.jsonl"]
+    assert [p.name for p in whole] == ["fleet.jsonl", *usage]
+    assert [p.name for p in parts] == ["fleet-001.jsonl", "fleet-002.jsonl", "fleet-003.jsonl", *usage]
+    assert [len(p.read_text().splitlines()) for p in parts[:3]] == [100, 100, 50]
+    assert "".join(p.read_text() for p in parts[:3]) == whole[0].read_text()
+    assert [len(p.read_text().splitlines()) for p in whole[1:]] == [
+        fleet.recalls.height, fleet.checks.filter(fleet.checks["status"] == "pass").height,
+        fleet.checks.filter(fleet.checks["status"] == "fail").height]
+
+
+def test_the_fleet_recalls_and_checks_entries_of_their_namespace_written_before():
+    import polars as pl
+
+    fleet = bench.generate(3_000, 6, words=10, seed=2)
+    assert fleet.recalls.height == 1_000 and fleet.checks.height == 250
+    written = fleet.frame.select("namespace", "entry_id", pl.col("ts").alias("written"))
+    results = fleet.recalls.explode("results").unnest("results")
+    recalled = results.join(written, on="entry_id", suffix="_entry")
+    assert recalled.height == results.height
+    assert (recalled["namespace"] == recalled["namespace_entry"]).all()
+    assert (recalled["written"] <= recalled["ts"]).all()
+    # 1-5 distinct entries a recall, ranked from 1, the first three injected
+    per_recall = results.group_by("id").agg(pl.len(), pl.col("entry_id").n_unique().alias("distinct"),
+                                            pl.col("rank").sort().alias("ranks"))
+    assert per_recall["len"].min() == 1 and per_recall["len"].max() == 5
+    assert (per_recall["len"] == per_recall["distinct"]).all()
+    assert all(ranks == list(range(1, len(ranks) + 1)) for ranks in per_recall["ranks"].to_list())
+    assert (results["injected"] == (results["rank"] <= 3)).all()
+    # each among the last RECALLED_FROM entries of its namespace by then
+    order = written.sort("namespace", "written", "entry_id").with_columns(
+        pl.int_range(pl.len()).over("namespace").alias("position"))
+    newest = (fleet.recalls.join_where(order, pl.col("namespace") == pl.col("namespace_right"),
+                                       pl.col("written") <= pl.col("ts"))
+              .group_by("id").agg(pl.col("position").max().alias("newest")))
+    placed = results.join(order, on="entry_id").join(newest, on="id")
+    assert (placed["position"] > placed["newest"] - bench.RECALLED_FROM).all()
+    checked = fleet.checks.join(written, on="entry_id", suffix="_entry")
+    assert checked.height == 250 and (checked["namespace"] == checked["namespace_entry"]).all()
+    assert (checked["written"] <= checked["ts"]).all()
+    assert 0 < (fleet.checks["status"] == "fail").sum() < 0.3 * 250
+    # seeded; the writes are those of a fleet without them
+    again = bench.generate(3_000, 6, words=10, seed=2)
+    assert again.recalls.equals(fleet.recalls) and again.checks.equals(fleet.checks)
+    assert bench.generate(3_000, 6, words=10, seed=2, used=False).frame.equals(fleet.frame)
 
 
 
