@@ -248,6 +248,9 @@ def _file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+FILE_TABLES = ("judged", "judged_dedup", "new_events")  # the temp tables ingest_file makes for a file
+
+
 @contextmanager
 def _file_transaction(conn: duckdb.DuckDBPyConnection, lines: pa.Table, rejected: list[dict]):
     """One landed file is one transaction: its lines and pre-parse rejects are visible as tables."""
@@ -263,6 +266,10 @@ def _file_transaction(conn: duckdb.DuckDBPyConnection, lines: pa.Table, rejected
     finally:
         conn.unregister("lines")
         conn.unregister("pre_rejected")
+        # the file's working tables are in memory until dropped: kept, they held the next file's memory
+        # and the derivation's after the ingest (a nightly run's one process; 0.7 GB after 333k recalls)
+        for temp in FILE_TABLES:
+            conn.execute(f"DROP TABLE IF EXISTS {temp}")
 
 
 def _quarantine(conn: duckdb.DuckDBPyConnection, judged: str, bad: str, cfg: CurationConfig) -> int:

@@ -174,6 +174,19 @@ def test_conservation_every_line_accounted_for(conn, home):
     assert (lines, valid, dup, quar) == (4, 2, 1, 1)
 
 
+def test_a_file_leaves_no_working_table_behind(conn, home):
+    # they live in memory: kept, one file's held the memory of the next and of the night's derivation,
+    # which runs in the ingest's process
+    write_jsonl(home.landing / "a.jsonl", [GOOD, "bad"])
+    write_jsonl(home.decisions / "d.jsonl", [{"id": "d1", "ts": "2026-11-02T10:00:00Z", "namespace": "ns-a",
+                                              "target_kind": "cluster", "action": "approve", "target_id": "c1",
+                                              "reason": "same lesson", "curator": "kim"}])
+    run_ingest(conn, home)
+    ingest.ingest_decisions(conn, home.decisions, CFG)
+    assert conn.execute("select count(*) from raw.events").fetchone()[0] == 1
+    assert conn.execute("select table_name from duckdb_tables() where temporary").fetchall() == []
+
+
 def test_decisions_are_their_own_input(conn, home):
     write_jsonl(home.decisions / "2026-11-02.jsonl", [
         {"id": "d1", "ts": "2026-11-02T10:00:00Z", "namespace": "ns-a", "target_kind": "cluster",
