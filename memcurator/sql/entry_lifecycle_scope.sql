@@ -6,20 +6,24 @@ select c.namespace, c.entry_id from core.near_duplicate_clusters as c
 semi join (select namespace, cluster_id from core.near_duplicate_clusters semi join input_changes
            using (namespace, entry_id)) as k using (namespace, cluster_id)
 union all
--- every case record of a namespace where one changed (they are capped by count, newest first)
+-- every case record of a namespace where one changed (they are capped by count, newest first): the
+-- case records, as they are and as they were, are taken first and joined to the changes (joining every
+-- entry's class to them took 0.23 s of CPU in a 1 %-churn night at 1M entries)
 select namespace, entry_id from core.entries
 where class = 'episodic' and namespace in (
-    select i.namespace from input_changes as i
-    left join core.entries as n using (namespace, entry_id)
-    left join core.entry_lifecycle as o using (namespace, entry_id)
-    where n.class = 'episodic' or o.class = 'episodic')
+    select namespace from input_changes
+    semi join (select namespace, entry_id from core.entries where class = 'episodic'
+               union all
+               select namespace, entry_id from core.entry_lifecycle where class = 'episodic')
+    using (namespace, entry_id))
 union all
--- every entry of a namespace that began or ceased to record recalls
+-- every entry of a namespace that began or ceased to record recalls (each side's namespaces made
+-- distinct first: "except" over the 1M recalled rows took 0.11 s of that night, this 0.06 s)
 select namespace, entry_id from core.entries
-where namespace in ((select namespace from core.recall_results
-                     except select namespace from core.entry_lifecycle where recall_observed)
-                    union (select namespace from core.entry_lifecycle where recall_observed
-                           except select namespace from core.recall_results))
+where namespace in ((select distinct namespace from core.recall_results
+                     except select distinct namespace from core.entry_lifecycle where recall_observed)
+                    union (select distinct namespace from core.entry_lifecycle where recall_observed
+                           except select distinct namespace from core.recall_results))
 union all
 -- entries a date rule may move tonight
 select namespace, entry_id from core.entry_lifecycle where next_change_at <= $as_of::timestamp + interval 1 minute
