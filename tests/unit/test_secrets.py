@@ -88,3 +88,21 @@ def test_the_redaction_count_follows_new_files_and_purges(home):
     assert _redacted_so_far(home, second) == (6, 6)
     purge(home, "user_id", "cy", "asked to be forgotten")  # all of b.jsonl
     assert _redacted_so_far(home, second) == (3, 3)
+
+
+def test_the_search_for_any_pattern_finds_what_each_pattern_finds():
+    # a payload the joint search misses is not redacted at all: it must match wherever one pattern does,
+    # case-insensitive patterns in any case, and nowhere else
+    import duckdb
+
+    from memcurator.secrets import ANY_PATTERN, PATTERNS
+
+    texts = [*SECRETS.values(), SECRETS["bearer_token"].upper(), SECRETS["aws_secret_key"].upper(),
+             SECRETS["password_in_url"].upper(), "AKIAIOSFODNN7EXAMPL", "ghp_short", "a bearer of news",
+             "https://example.org/path", "no credential in this lesson", ""]
+    conn = duckdb.connect()
+    matches = lambda text, pattern: conn.execute("select regexp_matches($t, $p)",  # noqa: E731
+                                                 {"t": text, "p": pattern}).fetchone()[0]
+    found = [any(matches(text, pattern) for _, pattern in PATTERNS) for text in texts]
+    assert found == [matches(text, ANY_PATTERN) for text in texts]
+    assert sum(found) == len(SECRETS) + 3
