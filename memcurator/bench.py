@@ -260,20 +260,18 @@ def land(fleet: Fleet, landing: Path, name: str, part_events: int = LAND_PART_EV
     stem, suffix = name.rsplit(".", 1)
     recalls = fleet.recalls.select("id", pl.lit("memory.recall").alias("type"), when, "namespace",
                                    pl.struct(pl.lit("bench recall").alias("query"), "results").alias("data"))
-    checks = fleet.checks.select("id", pl.lit("memory.check").alias("type"), when, "namespace",
-                                 pl.lit("test").alias("actor"), "status", "entry_id")
     paths = _land_parts(events, landing, name, part_events)
     if recalls.height:
         paths += _land_parts(recalls, landing, f"{stem}-recalls.{suffix}", part_events)
-    if checks.height:  # a failing check names its error class; a passing one has none
-        passing = checks.filter(pl.col("status") == "pass").select(
-            "id", "type", "ts", "namespace", "actor", pl.struct("entry_id", "status").alias("data"))
-        failing = checks.filter(pl.col("status") == "fail").select(
-            "id", "type", "ts", "namespace", "actor",
-            pl.struct("entry_id", "status", pl.lit("transient").alias("error_class")).alias("data"))
-        paths += _land_parts(passing, landing, f"{stem}-checks.{suffix}", part_events)
-        if failing.height:
-            paths += _land_parts(failing, landing, f"{stem}-failed-checks.{suffix}", part_events)
+    # a failing check names its error class, a passing one has none: files of their own
+    for status, part, data in (("pass", "checks", pl.struct("entry_id", "status")),
+                               ("fail", "failed-checks",
+                                pl.struct("entry_id", "status", pl.lit("transient").alias("error_class")))):
+        checks = fleet.checks.filter(pl.col("status") == status)
+        if checks.height:
+            paths += _land_parts(checks.select("id", pl.lit("memory.check").alias("type"), when, "namespace",
+                                               pl.lit("test").alias("actor"), data.alias("data")),
+                                 landing, f"{stem}-{part}.{suffix}", part_events)
     return paths
 
 
