@@ -6,7 +6,7 @@ from datetime import datetime
 
 from memcurator import ingest
 from memcurator.config import CurationConfig
-from memcurator.expectations import SUITES, run_suite
+from memcurator.expectations import SUITES, Suite, run_suite
 from memcurator.night import derive_night
 from tests.conftest import write, write_jsonl
 
@@ -49,3 +49,29 @@ def test_a_broken_recall_view_fails_with_counts_and_no_rows(conn, home):
     assert failed == {("expect_column_values_to_be_in_set", "tier"): 1,
                       ("expect_column_values_to_be_between", "generality"): 1}
     assert "retry" not in repr(result.results)  # counts only: no entry text leaves the store
+
+
+def test_nulls_and_repeated_keys_are_counted_in_the_frames_read_through_arrow(conn, home):
+    _store(conn, home)
+    conn.execute("create or replace table copy as select * from core.entry_lifecycle")
+    conn.execute("update copy set reason = null where entry_id = 'c'")
+    conn.execute("insert into copy select * from copy where entry_id = 'd'")
+    suite = BY_NAME["entry_lifecycle_expectations"]
+    result = run_suite(conn, Suite(suite.name, "copy", suite.columns, suite.expectations, True, ""))
+    failed = {(r["expectation"], r["column"]): r["unexpected_count"] for r in result.results if not r["success"]}
+    assert failed == {("expect_column_values_to_not_be_null", "reason"): 1,
+                      ("expect_compound_columns_to_be_unique", "namespace,entry_id"): 2}
+
+
+def test_a_suite_does_not_fingerprint_its_frame(conn, home, monkeypatch):
+    from great_expectations.execution_engine import pandas_execution_engine
+
+    _store(conn, home)
+    threshold = pandas_execution_engine.HASH_THRESHOLD
+
+    def fingerprint(frame):
+        raise AssertionError("the frame was hashed for a batch marker")
+
+    monkeypatch.setattr(pandas_execution_engine, "hash_pandas_dataframe", fingerprint)
+    assert run_suite(conn, BY_NAME["entry_lifecycle_expectations"]).success
+    assert pandas_execution_engine.HASH_THRESHOLD == threshold  # as it was, for any other use of GE
