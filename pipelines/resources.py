@@ -5,12 +5,13 @@ it, so a knob is declared once) so each shows in the UI launchpad and can be ove
 """
 
 
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import MISSING, fields
-from typing import Iterator
+from typing import Iterator, Optional
 
 import dagster as dg
 import duckdb
+from pydantic import PrivateAttr
 
 from memcurator import store
 from memcurator.config import CurationConfig
@@ -18,18 +19,48 @@ from memcurator.home import Home
 
 
 class StoreResource(dg.ConfigurableResource):
-    """The memcurator home (MEMCURATOR_HOME): landing folder, lake, DuckDB file. The one writer."""
+    """The memcurator home (MEMCURATOR_HOME): landing folder, lake, DuckDB file. The one writer.
+
+    In a run, the steps of a process share one connection, opened by the first step that writes and
+    closed when the run ends: each step opening the file again started from cold buffers and closed with
+    a checkpoint of its own. A step that fails closes it; the next step opens another. Outside a run (a
+    sensor, a test calling a check) each use opens its own."""
 
     home: str
+    _run: bool = PrivateAttr(default=False)
+    _open: Optional[AbstractContextManager] = PrivateAttr(default=None)
+    _conn: Optional[duckdb.DuckDBPyConnection] = PrivateAttr(default=None)
 
     @property
     def paths(self) -> Home:
         return Home.from_env(self.home).ensure()
 
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        self._run = True
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        self._close()
+        self._run = False
+
+    def _close(self) -> None:
+        if self._open is not None:
+            opened, self._open, self._conn = self._open, None, None
+            opened.__exit__(None, None, None)
+
     @contextmanager
     def writer(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        with store.connect(self.paths.store) as conn:
-            yield conn
+        if not self._run:
+            with store.connect(self.paths.store) as conn:
+                yield conn
+            return
+        if self._conn is None:
+            self._open = store.connect(self.paths.store)
+            self._conn = self._open.__enter__()
+        try:
+            yield self._conn
+        except BaseException:
+            self._close()
+            raise
 
 
 def _curation_resource_class() -> type[dg.ConfigurableResource]:

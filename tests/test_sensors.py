@@ -11,9 +11,10 @@ from tests.conftest import write, write_jsonl
 
 def evaluate(home, cursor=None):
     defs = build_definitions(build_resources(home=str(home.root)))
-    context = dg.build_sensor_context(cursor=cursor, resources={"store": defs.resources["store"]},
-                                      definitions=defs)
-    return landing_folder_sensor(context)
+    # opened as the daemon opens it: the store resource has a run's lifecycle (setup and teardown)
+    with dg.build_sensor_context(cursor=cursor, resources={"store": defs.resources["store"]},
+                                 definitions=defs) as context:
+        return landing_folder_sensor(context)
 
 
 def test_sensor_requests_a_run_for_new_files_and_skips_when_nothing_changed(home):
