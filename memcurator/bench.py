@@ -491,7 +491,7 @@ def _job_night(home_root: Path, night: str) -> dict:
         kind = JOB_KINDS.get(key, "tables" if key in tables else "checks")
         by_kind[kind] = round(by_kind.get(kind, 0.0) + seconds, 3)
     return {"night": night, "success": result.success, "wall_s": round(wall, 3), "by_kind": by_kind,
-            "steps": {k: round(v, 3) for k, v in sorted(steps.items())}}
+            "steps": {k: round(v, 3) for k, v in sorted(steps.items())}, "peak_rss_mb": round(_peak_mb(), 1)}
 
 
 def combine(runs: list[dict]) -> dict:
@@ -521,9 +521,12 @@ def combine(runs: list[dict]) -> dict:
         } | ({"compaction_s": median(lambda r: r["churn"]["compaction_s"])}
              if all("compaction_s" in r["churn"] for r in runs) else {})
         if all("job_night" in r["churn"] for r in runs):
-            out["churn"]["job_night"] = middle["churn"]["job_night"] | {
-                "wall_s": median(lambda r: r["churn"]["job_night"]["wall_s"]),
-                "wall_runs": [r["churn"]["job_night"]["wall_s"] for r in runs]}
+            jobs = [r["churn"]["job_night"] for r in runs]
+            peaks = [j["peak_rss_mb"] for j in jobs if "peak_rss_mb" in j]
+            out["churn"]["job_night"] = (
+                {k: v for k, v in middle["churn"]["job_night"].items() if k != "peak_rss_mb"}
+                | {"wall_s": statistics.median(j["wall_s"] for j in jobs), "wall_runs": [j["wall_s"] for j in jobs]}
+                | ({"peak_rss_mb": max(peaks)} if len(peaks) == len(jobs) else {}))
     return out
 
 
@@ -730,6 +733,8 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
                        + (f" (runs: {', '.join(f'{x:.1f}' for x in job['wall_runs'])} s)" if "wall_runs" in job else "")
                        + "; its steps in the run whose derivation is the median: "
                        + ", ".join(f"{kind} {seconds:.1f} s" for kind, seconds in job["by_kind"].items())
+                       + (f"; the job's process peaked at {job['peak_rss_mb'] / 1024:.1f} GB (the largest of the runs)"
+                          if "peak_rss_mb" in job else "")
                        + ". The checks and the publish are not part of the derivation timed above)")
     if recalls:
         out.append(f"- recall() p95 <= 20 ms on a 50k-entry namespace, warm: {recalls[-1]['p95_ms']} ms "

@@ -37,6 +37,7 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
     assert job["success"] and set(job["by_kind"]) == {"ingest", "tables", "checks", "publish"}
     assert all(seconds > 0 for seconds in job["by_kind"].values()) and "mart__recall_view" in job["steps"]
     assert job["wall_s"] >= sum(job["by_kind"].values()) * 0.9
+    assert job["peak_rss_mb"] > 0  # the job's own process (spawned), as a nightly run starts
     assert result["derivation_peak_rss_mb"] > 0 and result["ingest_peak_rss_mb"] > 0
     assert result["peak_source"] == bench.PEAK_SOURCE
     assert result["commit"] == bench.code_commit() != "unknown"  # the code measured (a git checkout here)
@@ -62,6 +63,18 @@ def test_repeated_runs_report_medians_and_the_largest_peak():
     assert combined["derivation_peak_rss_mb"] == 1_000 and combined["ingest_peak_rss_mb"] == 500
     assert combined["stages"][0]["wall_s"] == 20, "stage rows come from the median run"
     assert bench.combine([_run(5, 1, 1, 1)])["repeats"] == 1
+    # the Dagster job night: the median wall time, each run's beside it, and the largest peak
+    nights = [_run(d, 12, 0.5, 900) for d in (10, 30, 20)]
+    for run, (wall, peak) in zip(nights, ((40.0, 3_000), (35.0, 3_300), (38.0, 2_900))):
+        run["churn"]["job_night"] = {"wall_s": wall, "by_kind": {"tables": wall / 2}, "peak_rss_mb": peak}
+    job = bench.combine(nights)["churn"]["job_night"]
+    assert job["wall_s"] == 38.0 and job["wall_runs"] == [40.0, 35.0, 38.0] and job["peak_rss_mb"] == 3_300
+    reported = bench.combine(nights) | {"entries": 1_000_000, "stages": [
+        {"name": "core.entries", "wall_s": 20, "cpu_s": 20, "rss_mb": 900, "entries_per_s": 50_000}]}
+    assert "the job's process peaked at 3.2 GB (the largest of the runs)" in bench.markdown(
+        [reported], ["memcurator bench"], "plot.svg")
+    del nights[0]["churn"]["job_night"]["peak_rss_mb"]  # a run recorded without it: no peak claimed
+    assert "peak_rss_mb" not in bench.combine(nights)["churn"]["job_night"]
 
 
 def test_the_targets_are_read_at_a_million_entries_and_a_larger_run_is_documented_beside():
