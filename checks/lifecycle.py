@@ -10,9 +10,15 @@ schema_checks = [schema_check(t) for t in (AGENT_TRUST, ENTRY_LIFECYCLE, ENTRY_S
 every_entry_has_one_state = violation_check(
     ["core", "entry_lifecycle"], "every_entry_has_exactly_one_state",
     "Conservation: one lifecycle row per entry, none missing, none extra.",
-    """select (select count(*) from core.entries e anti join core.entry_lifecycle l using (namespace, entry_id))
-            + (select count(*) from core.entry_lifecycle l anti join core.entries e using (namespace, entry_id))
-            + (select count(*) - count(distinct (namespace, entry_id)) from core.entry_lifecycle)""",
+    # the keys without exactly one lifecycle row or without their entry, counted in one aggregation over
+    # both tables (two anti joins and a distinct count read them three times: 0.48-0.66 s at 1M entries,
+    # this 0.26-0.34 s)
+    """select count(*) from (
+         select count(*) filter (where is_entry) as entries, count(*) filter (where not is_entry) as states
+         from (select namespace, entry_id, true as is_entry from core.entries
+               union all select namespace, entry_id, false from core.entry_lifecycle)
+         group by namespace, entry_id)
+       where states <> 1 or entries = 0""",
 )
 
 no_archived_expired_or_superseded_entry_in_recall_view = violation_check(

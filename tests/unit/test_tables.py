@@ -129,3 +129,29 @@ def test_a_retired_entry_in_the_recall_views_stored_rows_trips_its_check(tmp_pat
     result = check(store=resource)
     assert not result.passed and result.metadata["violations"].value == 1
 
+
+
+def test_the_one_state_check_counts_entries_without_a_state_states_without_an_entry_and_repeated_ones(tmp_path):
+    from datetime import date
+
+    from checks.lifecycle import every_entry_has_one_state as check
+    from memcurator import demo, night
+    from memcurator.entries import as_of_for_night
+    from memcurator.home import Home
+    from pipelines.resources import StoreResource
+
+    home = Home.from_env(tmp_path / "home").ensure()
+    demo.generate(home.landing, home.truth, writes=200, namespaces=2, days=10, seed=5, end=date(2026, 11, 29))
+    with store.connect(home.store) as conn:
+        night.ingest_and_derive(conn, home.landing, as_of_for_night("2026-11-29"))
+    resource = StoreResource(home=str(home.root))
+    assert check(store=resource).passed
+    with store.connect(home.store) as conn:  # damaged outside the pipeline: one of each kind
+        first, second, third = [r[0] for r in conn.execute(
+            "select entry_id from core.entry_lifecycle order by namespace, entry_id limit 3").fetchall()]
+        conn.execute("delete from core.entry_lifecycle where entry_id = ?", [first])
+        conn.execute("insert into core.entry_lifecycle select * from core.entry_lifecycle where entry_id = ?", [second])
+        conn.execute("insert into core.entry_lifecycle select * replace ('no-such-entry' as entry_id) "
+                     "from core.entry_lifecycle where entry_id = ?", [third])
+    result = check(store=resource)
+    assert not result.passed and result.metadata["violations"].value == 3
