@@ -8,10 +8,13 @@ import polars as pl
 
 def active_set_near_duplicate_rate(conn: duckdb.DuckDBPyConnection, tier: str = "active") -> tuple[float, pl.DataFrame]:
     """Share of entries in the recall view's tier that are redundant: in each cluster, every active
-    member beyond the first restates it. Returns (overall rate, per-namespace frame)."""
+    member beyond the first restates it. Returns (overall rate, per-namespace frame).
+
+    The view's rows are read as stored (mart.recall_ranking, one row per row of the view): through the view
+    DuckDB joined every row to its entry for the text, 0.9-1.7 s at 1M entries against 0.28 s."""
     frame = conn.execute(
         """with active as (
-               select namespace, entry_id from mart.recall_view where tier = ?
+               select namespace, entry_id from mart.recall_ranking where tier = ?
            ),
            members as (
                select a.namespace, c.cluster_id from active a

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 import polars as pl
 import pytest
 
-from memcurator import decisions, ingest
+from memcurator import decisions, health, ingest
 from memcurator.clustering import near_duplicate_pairs
 from memcurator.config import CurationConfig
 from memcurator.night import derive_night
@@ -161,6 +161,10 @@ def test_the_duplicate_rate_counts_active_entries_beyond_the_first_of_their_clus
     assert conn.execute("select count(*) from core.entry_lifecycle where state = 'active'").fetchone()[0] == 5
     assert conn.execute("select count(distinct cluster_id), count(*) from core.near_duplicate_clusters").fetchone() == (1, 4)
     assert conn.execute("select duplicate_rate from mart.store_health").fetchall() == [(3 / 5,)]
+    # the check's measure (read from the view's stored rows) says the same, per namespace and overall
+    overall, per_namespace = health.active_set_near_duplicate_rate(conn)
+    assert overall == 3 / 5 and per_namespace.rows() == [("ns-a", 5, 3, 3 / 5)]
+    assert health.active_set_near_duplicate_rate(conn, "session")[0] == 0.0  # no held or case material here
 
 
 def test_approval_is_refused_while_members_conflict(conn, home):
