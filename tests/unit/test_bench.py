@@ -40,6 +40,7 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
     assert job["peak_rss_mb"] > 0  # the job's own process (spawned), as a nightly run starts
     assert result["derivation_peak_rss_mb"] > 0 and result["ingest_peak_rss_mb"] > 0
     assert result["peak_source"] == bench.PEAK_SOURCE
+    assert result["kernel_warmup_s"] > 0  # the compiled kernels made ready before the timed nights
     assert result["commit"] == bench.code_commit() != "unknown"  # the code measured (a git checkout here)
     # each stage carries its process's high-water mark so far: rising stage by stage, up to the night's peak
     peaks = [s["peak_rss_mb"] for s in result["stages"][1:]]
@@ -239,3 +240,10 @@ def test_the_commit_measured_counts_changes_to_the_code_not_to_the_docs_a_bench_
     assert bench.code_commit(tmp_path) == head
     (tmp_path / "pkg" / "code.py").write_text("x = 2\n")
     assert bench.code_commit(tmp_path) == head + "+changes"
+
+
+def test_the_warm_up_nights_go_through_every_compiled_kernel_a_bench_night_calls(tmp_path):
+    warmed = bench.warm_kernels(tmp_path / "warm")
+    assert warmed["wall_s"] > 0
+    assert {"ascii_word_codes", "min_hashes", "band_keys", "band_bucket_pairs", "stamped_jaccard", "row_sums",
+            "judge_token_codes", "judge_lists"} <= set(warmed["kernels"])
