@@ -107,21 +107,27 @@ def test_the_schema_check_counts_nulls_of_every_non_null_column_in_one_read():
     assert schema_mismatches(conn, t) == ["b: 2 nulls in a non-nullable column", "c: 2 nulls in a non-nullable column"]
 
 
-def test_a_retired_entry_in_the_recall_views_stored_rows_trips_its_check(tmp_path):
-    # the recall view's checks read its rows as stored (mart.recall_ranking), not through the view
+def _derived_demo_store(tmp_path, writes: int, seed: int):
+    """A demo fleet ingested and derived (two namespaces, ten days): its home and the store resource."""
     from datetime import date
 
-    from checks.lifecycle import no_archived_expired_or_superseded_entry_in_recall_view as check
     from memcurator import demo, night
     from memcurator.entries import as_of_for_night
     from memcurator.home import Home
     from pipelines.resources import StoreResource
 
     home = Home.from_env(tmp_path / "home").ensure()
-    demo.generate(home.landing, home.truth, writes=300, namespaces=2, days=10, seed=11, end=date(2026, 11, 29))
+    demo.generate(home.landing, home.truth, writes=writes, namespaces=2, days=10, seed=seed, end=date(2026, 11, 29))
     with store.connect(home.store) as conn:
         night.ingest_and_derive(conn, home.landing, as_of_for_night("2026-11-29"))
-    resource = StoreResource(home=str(home.root))
+    return home, StoreResource(home=str(home.root))
+
+
+def test_a_retired_entry_in_the_recall_views_stored_rows_trips_its_check(tmp_path):
+    # the recall view's checks read its rows as stored (mart.recall_ranking), not through the view
+    from checks.lifecycle import no_archived_expired_or_superseded_entry_in_recall_view as check
+
+    home, resource = _derived_demo_store(tmp_path, writes=300, seed=11)
     assert check(store=resource).passed
     with store.connect(home.store) as conn:  # a row damaged outside the pipeline
         conn.execute("update mart.recall_ranking set state = 'archived' "
@@ -130,21 +136,10 @@ def test_a_retired_entry_in_the_recall_views_stored_rows_trips_its_check(tmp_pat
     assert not result.passed and result.metadata["violations"].value == 1
 
 
-
 def test_the_one_state_check_counts_entries_without_a_state_states_without_an_entry_and_repeated_ones(tmp_path):
-    from datetime import date
-
     from checks.lifecycle import every_entry_has_one_state as check
-    from memcurator import demo, night
-    from memcurator.entries import as_of_for_night
-    from memcurator.home import Home
-    from pipelines.resources import StoreResource
 
-    home = Home.from_env(tmp_path / "home").ensure()
-    demo.generate(home.landing, home.truth, writes=200, namespaces=2, days=10, seed=5, end=date(2026, 11, 29))
-    with store.connect(home.store) as conn:
-        night.ingest_and_derive(conn, home.landing, as_of_for_night("2026-11-29"))
-    resource = StoreResource(home=str(home.root))
+    home, resource = _derived_demo_store(tmp_path, writes=200, seed=5)
     assert check(store=resource).passed
     with store.connect(home.store) as conn:  # damaged outside the pipeline: one of each kind
         first, second, third = [r[0] for r in conn.execute(
