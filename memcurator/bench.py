@@ -557,7 +557,8 @@ def combine(runs: list[dict]) -> dict:
             peaks = [j["peak_rss_mb"] for j in jobs if "peak_rss_mb" in j]
             out["churn"]["job_night"] = (
                 {k: v for k, v in middle["churn"]["job_night"].items() if k != "peak_rss_mb"}
-                | {"wall_s": statistics.median(j["wall_s"] for j in jobs), "wall_runs": [j["wall_s"] for j in jobs]}
+                | {"wall_s": median(lambda r: r["churn"]["job_night"]["wall_s"]),
+                   "wall_runs": [j["wall_s"] for j in jobs]}
                 | ({"peak_rss_mb": max(peaks)} if len(peaks) == len(jobs) else {}))
     return out
 
