@@ -150,3 +150,22 @@ def test_the_one_state_check_counts_entries_without_a_state_states_without_an_en
                      "from core.entry_lifecycle where entry_id = ?", [third])
     result = check(store=resource)
     assert not result.passed and result.metadata["violations"].value == 3
+
+
+def test_the_pairs_check_counts_each_pair_with_a_side_outside_its_namespaces_entries_once(tmp_path):
+    from checks.compression import near_duplicate_pairs_never_cross_namespaces as check
+
+    home, resource = _derived_demo_store(tmp_path, writes=300, seed=11)
+    with store.connect(home.store) as conn:
+        assert conn.execute("select count(*) from core.near_duplicate_pairs").fetchone()[0] > 0
+        assert check(store=resource).passed
+        other = conn.execute("select max(namespace) from core.entries").fetchone()[0]
+        # damaged outside the pipeline: one side gone, both sides gone, and a pair under another namespace
+        conn.execute("""insert into core.near_duplicate_pairs
+                        select * replace ('gone-b' as entry_b) from (from core.near_duplicate_pairs limit 1)
+                        union all select * replace ('gone-a' as entry_a, 'gone-b' as entry_b)
+                                  from (from core.near_duplicate_pairs limit 1)
+                        union all select * replace (namespace || '-other' as namespace)
+                                  from (from core.near_duplicate_pairs where namespace = ? limit 1)""", [other])
+    result = check(store=resource)
+    assert not result.passed and result.metadata["violations"].value == 3
