@@ -57,8 +57,7 @@ _RECALL_VIEW_COLUMNS = (
 # The view's nulls, for its schema check, counted from what it reads: a stored column's in
 # mart.recall_ranking, whose rows it reads once each; the text's as the rows with neither their entry nor
 # an approved principle. The rank is counted through the view. (Every text read through the view: the
-# check took 2.8-4.8 s on the 1M store after a 1 %-churn night, with another process busy on both cores;
-# this way 1.3-1.6 s.)
+# check took 2.2-2.8 s on the 1M store after a 1 %-churn night; this way 1.4 s, most of it the ranks.)
 RECALL_VIEW_NULLS = f"""select * from ({null_counts("mart.recall_ranking", [c.name for c in _RECALL_VIEW_COLUMNS
                                                                        if not c.nullable and c.name not in ("text", "rank")])}),
 (select count(*) as text from mart.recall_ranking as r
