@@ -114,8 +114,10 @@ def test_a_views_declared_null_counts_stand_for_reading_it_and_the_rest_are_coun
     conn.execute("create table core.t as select * from (values (1, null), (2, 'x'), (3, null)) t(a, b)")
     conn.execute("create view core.v as select a, b, case when a > 1 then null else 'z' end as c from core.t")
     cols = (C("a", "INTEGER", "A number.", False), C("b", "VARCHAR", "Text.", False), C("c", "VARCHAR", "Text.", False))
-    counted = Table("core", "v", "One row per test row.", cols, nulls="select count(*) filter (where b is null) as b from core.t")
-    assert schema_mismatches(conn, counted) == ["b: 2 nulls in a non-nullable column", "c: 2 nulls in a non-nullable column"]
+    counted = Table("core", "v", "One row per test row.", cols,
+                    nulls="select count(*) filter (where b is null) as b from core.t")
+    assert schema_mismatches(conn, counted) == ["b: 2 nulls in a non-nullable column",
+                                                "c: 2 nulls in a non-nullable column"]
     # the declared query is what is read for its columns: one that counts wrongly shows so
     wrong = Table("core", "v", "One row per test row.", cols, nulls="select 0 as b, 5 as x")
     assert schema_mismatches(conn, wrong) == ["c: 2 nulls in a non-nullable column"]
