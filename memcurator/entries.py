@@ -153,8 +153,8 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
     the set), together with the entries it superseded before or supersedes now, reading the writes of
     every entry that supersedes one of those; the rest keep their rows. A full fold gives the same
     table (tested)."""
-    query = sql.load("entries")
-    version = code_version("entries", query, ENTRIES.ddl(), duckdb.__version__, memory_writes_version())
+    query, provenance = sql.load("entries"), sql.load("entry_provenance")
+    version = code_version("entries", query, provenance, ENTRIES.ddl(), duckdb.__version__, memory_writes_version())
     ensure_table(conn, ENTRIES)
     ensure_cache(conn, ENTRY_SOURCES)
     stale, stored = conn.execute("select count(*) filter (where version <> $v), count(*) from core.entry_sources",
@@ -173,11 +173,11 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
         with transaction(conn):
             sources = "select *, $v as version from entry_sources_now"
             if stale or not stored:
-                _fold_all(conn, query)
+                _fold_all(conn, query, provenance)
                 replace_table(conn, ENTRY_SOURCES, sources, {"v": version}, own_transaction=False)
                 changes.record(conn, ENTRIES.qualified, version, as_of, writes_now, None)
             else:
-                _refold_changed(conn, query)
+                _refold_changed(conn, query, provenance)
                 # only the refolded entries' hashes change (rewriting all of them was 0.5 s a night at 1M), and
                 # only those of entries whose writes changed are read
                 conn.execute("delete from core.entry_sources as s where exists (select 1 from entry_refold as r "
@@ -188,31 +188,34 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
                 changes.record(conn, ENTRIES.qualified, version, as_of, writes_now, "select * from entry_refold")
     finally:
         conn.execute("drop view if exists entry_sources_then")
-        for temp in ("entry_sources_now", "entry_refold", "entry_scope", "input_changes"):
+        for temp in ("entry_sources_now", "entry_refold", "entry_scope", "fold_provenance", "input_changes"):
             conn.execute(f"drop table if exists {temp}")
     return conn.execute("select count(*) from core.entries").fetchone()[0]
 
 
-# Writes folded per pass of a full fold. The fold's aggregate (lists and distinct counts per entry)
-# does not spill: at 1M entries (1M writes) it needs 400 MB, and the first night of a 10M-entry store
-# ran out of the 2.5 GB memory limit in one pass (in passes it fits: docs/performance.md).
-FOLD_PASS_WRITES = 2_000_000
+# Writes aggregated per pass of a full fold. The provenance's aggregate (lists and distinct counts per
+# entry) does not spill; each pass reads the narrow columns of every write, and the wide rows are read
+# once after the passes. The whole fold of the 10M bench store (lab: fold.py, rolled back; the same rows
+# each way): passes of 2M writes 69.6-72.7 s, of 3.4M 58.3 s, of 5M 54.4-55.3 s (peak RSS 3.1 GB), one
+# pass 58.9 s (3.5 GB); with the wide rows read in every pass, as before (passes of 2M: in one pass that
+# ran out of the 2.5 GB memory limit), 102.5-103.8 s (2.8 GB). At 1M, one pass either way: 5.4-7.7 ->
+# 4.6-5.6 s, peak RSS 3.0 -> 2.5 GB.
+FOLD_PASS_WRITES = 5_000_000
 
 
-def _fold_all(conn, query: str) -> None:
-    """Fold every entry, in passes of whole namespaces (a hash of the namespace picks its pass): an
-    entry and what supersedes it share a namespace, so each pass folds its entries completely."""
+def _fold_all(conn, query: str, provenance: str) -> None:
+    """Fold every entry: their provenance in passes of whole namespaces (a hash of the namespace picks its
+    pass; an entry and what supersedes it share a namespace, so each pass is complete), then their
+    current versions' rows, read once."""
     writes = conn.execute("select count(*) from core.memory_writes").fetchone()[0]
     passes = max(1, -(-writes // FOLD_PASS_WRITES))
     for part in range(passes):
-        params = {"all": True, "passes": passes, "part": part}
-        if part == 0:
-            replace_table(conn, ENTRIES, query, params, own_transaction=False)
-        else:
-            conn.execute(f"insert into core.entries select {ENTRIES.select_list('q')} from ({query}) q", params)
+        into = "create or replace temp table fold_provenance as" if part == 0 else "insert into fold_provenance"
+        conn.execute(f"{into} {provenance}", {"all": True, "passes": passes, "part": part})
+    replace_table(conn, ENTRIES, query, {"all": True}, own_transaction=False)
 
 
-def _refold_changed(conn, query: str) -> None:
+def _refold_changed(conn, query: str, provenance: str) -> None:
     conn.execute("""insert into entry_refold
         with changed as (
             select coalesce(n.namespace, s.namespace) as namespace, coalesce(n.entry_id, s.entry_id) as entry_id
@@ -233,8 +236,8 @@ def _refold_changed(conn, query: str) -> None:
         semi join entry_refold as r on r.namespace = e.namespace and r.entry_id = e.supersedes""")
     conn.execute("delete from core.entries as e where exists (select 1 from entry_refold as r "
                  "where r.namespace = e.namespace and r.entry_id = e.entry_id)")
-    conn.execute(f"insert into core.entries select {ENTRIES.select_list('q')} from ({query}) q",
-                 {"all": False, "passes": 1, "part": 0})
+    conn.execute(f"create or replace temp table fold_provenance as {provenance}", {"all": False, "passes": 1, "part": 0})
+    conn.execute(f"insert into core.entries select {ENTRIES.select_list('q')} from ({query}) q", {"all": False})
 
 
 def build_recall_results(conn, as_of: datetime, cfg=None) -> int:
