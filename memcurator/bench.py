@@ -14,8 +14,9 @@ fleet's do; without them every entry of a night was unused.
 
 Per stage: wall time, CPU time, RSS after the stage, and entries/s. The ingest and the derivation of
 each night run in fresh processes of their own; the peak RSS of each is its process's, the
-generator's excluded. The derivation's process first imports the modules the ingest's imported: a
-nightly run derives in the process that ingested.
+generator's excluded; the fleet is made, scored and changed in processes of their own (it waits in
+Parquet files between them), so that its memory does not take the page cache from the store. The derivation's process first imports the modules the
+ingest's imported: a nightly run derives in the process that ingested.
 The near-duplicate stage's pair recall and precision are measured against the truth. The naive
 baseline (one datasketch ``MinHash`` per entry, ``MinHashLSH(threshold=0.6)`` insert and query per
 namespace) runs on a sample of namespaces (``baseline_entries``) and is compared per entry.
@@ -437,6 +438,53 @@ def _warm_kernels(root: Path) -> dict:
     return {"wall_s": round(time.perf_counter() - started, 3), "kernels": called}
 
 
+_TRUTH = {"namespace": pl.String, "entry_a": pl.String, "entry_b": pl.String}
+
+
+def stash(fleet: Fleet, folder: Path) -> Path:
+    """The fleet in Parquet files, for the processes that read it after the nights (``unstash``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fleet.frame.write_parquet(folder / "frame.parquet")
+    fleet.recalls.write_parquet(folder / "recalls.parquet")
+    fleet.checks.write_parquet(folder / "checks.parquet")
+    pl.DataFrame(sorted(fleet.truth), schema=_TRUTH, orient="row").write_parquet(folder / "truth.parquet")
+    return folder
+
+
+def unstash(folder: Path) -> Fleet:
+    """The fleet ``stash`` wrote."""
+    truth = pl.read_parquet(folder / "truth.parquet")
+    return Fleet(pl.read_parquet(folder / "frame.parquet"), set(truth.iter_rows()),
+                 pl.read_parquet(folder / "recalls.parquet"), pl.read_parquet(folder / "checks.parquet"))
+
+
+# The fleet is made, scored and changed in processes of their own, and waits in Parquet files between
+# them: the bench's process holds none of it while the nights run. At 10M entries the fleet is about 8 GB
+# (its texts, and the truth as Python tuples; 0.8 GB at 1M), and held beside the nights it took that
+# much of the page cache from the store's 22 GB.
+def _make_fleet(entries: int, namespaces: int, words: int, seed: int, landing: Path, kept: Path) -> dict:
+    fleet = generate(entries, namespaces, words, seed)
+    land(fleet, landing, "fleet.jsonl")
+    stash(fleet, kept)
+    return {"pairs": len(fleet.truth), "recalls": fleet.recalls.height, "checks": fleet.checks.height}
+
+
+def _score_fleet(store_path: Path, kept: Path, baseline_entries: int) -> dict:
+    """The near-duplicate pairs found against the truth, and the naive baseline on a sample of the fleet."""
+    fleet = unstash(kept)
+    with store.connect(store_path, read_only=True) as conn:
+        found = {tuple(r) for r in conn.execute(
+            "select namespace, least(entry_a, entry_b), greatest(entry_a, entry_b) from core.near_duplicate_pairs").fetchall()}
+    return {"near_duplicates": pair_quality(found, fleet.truth), "baseline": naive_baseline(fleet, baseline_entries)}
+
+
+def _land_churn(kept: Path, landing: Path, name: str, count: int, namespaces: int, words: int, seed: int,
+                day: datetime, id_prefix: str) -> dict:
+    changed = churn_writes(unstash(kept), count, namespaces, words, seed, day, id_prefix)
+    land(changed, landing, name)
+    return {"writes": changed.frame.height, "recalls": changed.recalls.height, "checks": changed.checks.height}
+
+
 def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, churn: float = 0.0, seed: int = 1,
               baseline_entries: int = 20_000, progress=print, job_night: bool = False) -> dict:
     cfg = CurationConfig()
@@ -444,29 +492,27 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
     warmup = warm_kernels(workdir / "kernel-warmup")
     progress(f"compiled kernels ready in {warmup['wall_s']:.1f} s (two small nights, not timed)")
     t = time.perf_counter()
-    fleet = generate(entries, namespaces, words, seed)
-    land(fleet, home.landing, "fleet.jsonl")
+    kept = workdir / "fleet"
+    made = in_fresh_process(_make_fleet, entries, namespaces, words, seed, home.landing, kept)
     progress(f"generated {entries:,} entries in {namespaces:,} namespaces in {time.perf_counter() - t:.1f} s "
-             f"({len(fleet.truth):,} true pairs; {fleet.recalls.height:,} recalls, {fleet.checks.height:,} checks)")
+             f"({made['pairs']:,} true pairs; {made['recalls']:,} recalls, {made['checks']:,} checks)")
     as_of = START + timedelta(days=DAYS + 1)
     night = timed_night(home.store, home.landing, as_of, cfg, entries)
     stages = [Stage(**row) for row in night["stages"]]
-    with store.connect(home.store) as conn:
-        found = {tuple(r) for r in conn.execute(
-            "select namespace, least(entry_a, entry_b), greatest(entry_a, entry_b) from core.near_duplicate_pairs").fetchall()}
     derivation = round(sum(s.wall_s for s in stages if s.name != "ingest"), 3)
     progress(f"derivation {derivation:.1f} s, peak RSS {night['derivation_peak_rss_mb']:,.0f} MB "
              f"(ingest {stages[0].wall_s:.1f} s, {night['ingest_peak_rss_mb']:,.0f} MB)")
     near = next(s for s in stages if s.name == "core.near_duplicate_pairs")
+    scored = in_fresh_process(_score_fleet, home.store, kept, baseline_entries)
     result = {
         "entries": entries, "namespaces": namespaces, "words": words, "seed": seed, "commit": code_commit(),
         "stages": [asdict(s) for s in stages], "derivation_wall_s": derivation,
         "ingest_wall_s": stages[0].wall_s, "ingest_peak_rss_mb": night["ingest_peak_rss_mb"],
         "derivation_peak_rss_mb": night["derivation_peak_rss_mb"], "peak_source": PEAK_SOURCE,
-        "near_duplicates": pair_quality(found, fleet.truth) | {"entries_per_s": near.entries_per_s},
-        "recalls": fleet.recalls.height, "checks": fleet.checks.height, "kernel_warmup_s": warmup["wall_s"],
+        "near_duplicates": scored["near_duplicates"] | {"entries_per_s": near.entries_per_s},
+        "recalls": made["recalls"], "checks": made["checks"], "kernel_warmup_s": warmup["wall_s"],
     }
-    baseline = naive_baseline(fleet, baseline_entries)
+    baseline = scored["baseline"]
     result["baseline"] = baseline
     result["near_duplicate_speedup"] = round(near.entries_per_s / baseline["entries_per_s"], 1)
     progress(f"near-duplicates: {near.entries_per_s:,.0f} entries/s, recall {result['near_duplicates']['recall']}; "
@@ -474,13 +520,13 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
              f"-> {result['near_duplicate_speedup']}x")
     if churn:
         # the writes of the day after the full night: as many new entries as new versions of the fleet's
-        changed = churn_writes(fleet, max(1, int(entries * churn)), namespaces, words, seed + 1, as_of, "c")
-        land(changed, home.landing, "churn.jsonl")
+        count = max(1, int(entries * churn))
+        made = in_fresh_process(_land_churn, kept, home.landing, "churn.jsonl", count, namespaces, words, seed + 1,
+                                as_of, "c")
         night = [Stage(**row) for row in timed_night(
             home.store, home.landing, as_of + timedelta(days=1), cfg, entries)["stages"]]
         churn_wall = round(sum(s.wall_s for s in night if s.name != "ingest"), 3)
-        result["churn"] = {"share": churn, "writes": changed.frame.height, "recalls": changed.recalls.height,
-                           "checks": changed.checks.height, "derivation_wall_s": churn_wall,
+        result["churn"] = {"share": churn, **made, "derivation_wall_s": churn_wall,
                            "ratio_to_full": round(churn_wall / derivation, 3), "stages": [asdict(s) for s in night]}
         progress(f"churn night ({churn:.1%}): {churn_wall:.1f} s = {churn_wall / derivation:.1%} of the full night")
         # what a night whose close compacts pays on top (compaction.py: weekly, or when deleted rows pile up)
@@ -489,8 +535,8 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
         progress(f"compaction of the store after it: {compacted.wall_s:.2f} s")
         if job_night:
             # the night after, as users run it: the Dagster job with its checks and publish, on the same share
-            land(churn_writes(fleet, max(1, int(entries * churn)), namespaces, words, seed + 2,
-                              as_of + timedelta(days=1), "j"), home.landing, "job.jsonl")
+            in_fresh_process(_land_churn, kept, home.landing, "job.jsonl", count, namespaces, words, seed + 2,
+                             as_of + timedelta(days=1), "j")
             night = (as_of + timedelta(days=1)).date().isoformat()  # its as_of is the churn night's + 1 day
             result["churn"]["job_night"] = in_fresh_process(_job_night, home.root, night)
             job = result["churn"]["job_night"]

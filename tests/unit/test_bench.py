@@ -247,3 +247,13 @@ def test_the_warm_up_nights_go_through_every_compiled_kernel_a_bench_night_calls
     assert warmed["wall_s"] > 0
     assert {"ascii_word_codes", "min_hashes", "band_keys", "band_bucket_pairs", "stamped_jaccard", "row_sums",
             "judge_token_codes", "judge_lists"} <= set(warmed["kernels"])
+
+
+def test_a_stashed_fleet_comes_back_as_it_was(tmp_path):
+    # the timed nights run with the fleet on disk (bench.stash), not in the generator's memory
+    fleet = bench.generate(300, 3, words=12, seed=6)
+    back = bench.unstash(bench.stash(fleet, tmp_path / "fleet"))
+    assert len(fleet.truth) > 5 and back.truth == fleet.truth
+    assert back.frame.equals(fleet.frame) and back.frame.schema == fleet.frame.schema
+    assert back.recalls.height > 0 and back.recalls.equals(fleet.recalls) and back.checks.equals(fleet.checks)
+    assert bench.unstash(bench.stash(bench.Fleet(fleet.frame.clear()), tmp_path / "empty")).truth == set()
