@@ -15,8 +15,9 @@ fleet's do; without them every entry of a night was unused.
 Per stage: wall time, CPU time, RSS after the stage, and entries/s. The ingest and the derivation of
 each night run in fresh processes of their own; the peak RSS of each is its process's, the
 generator's excluded; the fleet is made, scored and changed in processes of their own (it waits in
-Parquet files between them), so that its memory does not take the page cache from the store. The derivation's process first imports the modules the
-ingest's imported: a nightly run derives in the process that ingested.
+Parquet files between them), so that its memory is not held beside the nights. The derivation's
+process first imports the modules the ingest's imported: a nightly run derives in the process that
+ingested.
 The near-duplicate stage's pair recall and precision are measured against the truth. The naive
 baseline (one datasketch ``MinHash`` per entry, ``MinHashLSH(threshold=0.6)`` insert and query per
 namespace) runs on a sample of namespaces (``baseline_entries``) and is compared per entry.
@@ -460,8 +461,8 @@ def unstash(folder: Path) -> Fleet:
 
 # The fleet is made, scored and changed in processes of their own, and waits in Parquet files between
 # them: the bench's process holds none of it while the nights run. At 10M entries the fleet is about 8 GB
-# (its texts, and the truth as Python tuples; 0.8 GB at 1M), and held beside the nights it took that
-# much of the page cache from the store's 22 GB.
+# (its texts, and the truth as Python tuples; 0.8 GB at 1M): held beside the nights, it left that much
+# less of the machine's memory to cache the store's 22 GB (a nightly run has no fleet beside it).
 def _make_fleet(entries: int, namespaces: int, words: int, seed: int, landing: Path, kept: Path) -> dict:
     fleet = generate(entries, namespaces, words, seed)
     land(fleet, landing, "fleet.jsonl")
@@ -473,8 +474,8 @@ def _score_fleet(store_path: Path, kept: Path, baseline_entries: int) -> dict:
     """The near-duplicate pairs found against the truth, and the naive baseline on a sample of the fleet."""
     fleet = unstash(kept)
     with store.connect(store_path, read_only=True) as conn:
-        found = {tuple(r) for r in conn.execute(
-            "select namespace, least(entry_a, entry_b), greatest(entry_a, entry_b) from core.near_duplicate_pairs").fetchall()}
+        found = {tuple(r) for r in conn.execute("select namespace, least(entry_a, entry_b), greatest(entry_a, entry_b) "
+                                                "from core.near_duplicate_pairs").fetchall()}
     return {"near_duplicates": pair_quality(found, fleet.truth), "baseline": naive_baseline(fleet, baseline_entries)}
 
 

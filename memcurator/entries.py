@@ -236,7 +236,8 @@ def _refold_changed(conn, query: str, provenance: str) -> None:
         semi join entry_refold as r on r.namespace = e.namespace and r.entry_id = e.supersedes""")
     conn.execute("delete from core.entries as e where exists (select 1 from entry_refold as r "
                  "where r.namespace = e.namespace and r.entry_id = e.entry_id)")
-    conn.execute(f"create or replace temp table fold_provenance as {provenance}", {"all": False, "passes": 1, "part": 0})
+    conn.execute(f"create or replace temp table fold_provenance as {provenance}",
+                 {"all": False, "passes": 1, "part": 0})
     conn.execute(f"insert into core.entries select {ENTRIES.select_list('q')} from ({query}) q", {"all": False})
 
 
