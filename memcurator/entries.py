@@ -199,7 +199,8 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
 # each way): passes of 2M writes 69.6-72.7 s, of 3.4M 58.3 s, of 5M 54.4-55.3 s (peak RSS 3.1 GB), one
 # pass 58.9 s (3.5 GB); with the wide rows read in every pass, as before (passes of 2M: in one pass that
 # ran out of the 2.5 GB memory limit), 102.5-103.8 s (2.8 GB). At 1M, one pass either way: 5.4-7.7 ->
-# 4.6-5.6 s, peak RSS 3.0 -> 2.5 GB.
+# 4.6-5.6 s, peak RSS 3.0 -> 2.5 GB; the whole night's peak, reached later in the near-duplicate stage,
+# rose with it from 3.1 to 3.5 GB (docs/performance.md; what keeps the memory is not pinned down).
 FOLD_PASS_WRITES = 5_000_000
 
 
