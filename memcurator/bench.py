@@ -522,12 +522,12 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
     if churn:
         # the writes of the day after the full night: as many new entries as new versions of the fleet's
         count = max(1, int(entries * churn))
-        made = in_fresh_process(_land_churn, kept, home.landing, "churn.jsonl", count, namespaces, words, seed + 1,
-                                as_of, "c")
+        churned = in_fresh_process(_land_churn, kept, home.landing, "churn.jsonl", count, namespaces, words,
+                                   seed + 1, as_of, "c")
         night = [Stage(**row) for row in timed_night(
             home.store, home.landing, as_of + timedelta(days=1), cfg, entries)["stages"]]
         churn_wall = round(sum(s.wall_s for s in night if s.name != "ingest"), 3)
-        result["churn"] = {"share": churn, **made, "derivation_wall_s": churn_wall,
+        result["churn"] = {"share": churn, **churned, "derivation_wall_s": churn_wall,
                            "ratio_to_full": round(churn_wall / derivation, 3), "stages": [asdict(s) for s in night]}
         progress(f"churn night ({churn:.1%}): {churn_wall:.1f} s = {churn_wall / derivation:.1%} of the full night")
         # what a night whose close compacts pays on top (compaction.py: weekly, or when deleted rows pile up)

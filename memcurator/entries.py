@@ -195,12 +195,12 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
 
 # Writes aggregated per pass of a full fold. The provenance's aggregate (lists and distinct counts per
 # entry) does not spill; each pass reads the narrow columns of every write, and the wide rows are read
-# once after the passes. The whole fold of the 10M bench store (lab: fold.py, rolled back; the same rows
-# each way): passes of 2M writes 69.6-72.7 s, of 3.4M 58.3 s, of 5M 54.4-55.3 s (peak RSS 3.1 GB), one
-# pass 58.9 s (3.5 GB); with the wide rows read in every pass, as before (passes of 2M: in one pass that
-# ran out of the 2.5 GB memory limit), 102.5-103.8 s (2.8 GB). At 1M, one pass either way: 5.4-7.7 ->
-# 4.6-5.6 s, peak RSS 3.0 -> 2.5 GB; the whole night's peak, reached later in the near-duplicate stage,
-# rose with it from 3.1 to 3.5 GB (docs/performance.md; what keeps the memory is not pinned down).
+# once after the passes (read in every pass, as before, the 10M run's entry fold took 173.0 s, in a slower
+# spell; this way 93.7 s: make bench-10m, docs/performance.md). Pass sizes compared on the fold alone of a
+# 10M store,
+# rolled back, the same rows each way: 2M writes 69.6-72.7 s, 3.4M 58.3 s, 5M 54.4-55.3 s (peak RSS
+# 3.1 GB), one pass 58.9 s (3.5 GB). At 1M there is one pass; the night's peak RSS, reached later in the
+# near-duplicate stage, rose with this fold from 3.1 to 3.5 GB (what keeps the memory is not pinned down).
 FOLD_PASS_WRITES = 5_000_000
 
 
