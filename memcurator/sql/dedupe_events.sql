@@ -1,13 +1,14 @@
 -- Split judged lines into new events, duplicates of known events, and quarantine.
 -- The first occurrence of an event id wins: first what is already in raw.events, then line order.
 create or replace temp table judged_dedup as
-with valid as (
-    select
-        *,
-        row_number() over (partition by event_id order by line_no) as occurrence,
-        first_value(content_hash) over (partition by event_id order by line_no) as first_hash
+with firsts as (
+    -- per event id, its first line in the file and that line's content, aggregated on these narrow
+    -- columns (a window over the whole lines carried every column: the split of the bench's 1M writes
+    -- 5.5 s, this 4.7 s)
+    select event_id, min(line_no) as first_line, arg_min(content_hash, line_no) as first_hash
     from judged
     where problem is null
+    group by event_id
 ),
 
 classified as (
@@ -16,12 +17,14 @@ classified as (
         case
             when e.event_id is not null and e.content_hash = v.content_hash then 'duplicate'
             when e.event_id is not null then 'conflict'
-            when v.occurrence = 1 then 'new'
-            when v.content_hash = v.first_hash then 'duplicate'
+            when v.line_no = f.first_line then 'new'
+            when v.content_hash = f.first_hash then 'duplicate'
             else 'conflict'
         end as outcome_kind
-    from valid as v
+    from judged as v
+    inner join firsts as f using (event_id)
     left join raw.events as e on e.event_id = v.event_id
+    where v.problem is null
 )
 
 select
@@ -41,5 +44,7 @@ select
 from judged
 where problem is not null;
 
-create or replace temp table new_events as
+-- a view, not a copy of most of the file's lines (DuckDB's temp data at this split of the bench's 1M
+-- writes: 3.5 GB, half of it spilled to disk; 2.2 GB)
+create or replace temp view new_events as
 select * from judged_dedup where outcome = 'new';

@@ -131,6 +131,17 @@ def test_same_id_different_content_is_a_conflict_first_landed_wins(conn, home):
         ("b.jsonl", "duplicate_id_conflict")]
 
 
+def test_within_a_file_the_first_line_of_an_id_wins(conn, home):
+    # a later line with the id and the same content is a duplicate, with other content a conflict
+    write_jsonl(home.landing / "a.jsonl", [write("first", id="dup"), write("second", id="dup"),
+                                           write("first", id="dup"), GOOD])
+    report = run_ingest(conn, home)
+    assert (report.valid_events, report.duplicate_events, report.quarantined_lines) == (2, 1, 1)
+    kept = conn.execute("select data::json->>'$.text' from raw.events where event_id = 'dup'").fetchall()
+    assert kept == [("first",)]
+    assert conn.execute("select line_no, reason from raw.quarantine").fetchall() == [(2, "duplicate_id_conflict")]
+
+
 def test_batching_does_not_change_the_result(tmp_path):
     """Ingesting files one night at a time or all at once gives identical raw tables."""
     from memcurator import store
