@@ -199,8 +199,8 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
 # spell; this way 93.7 s: make bench-10m, docs/performance.md). Pass sizes compared on the fold alone of a
 # 10M store, rolled back, the same rows each way: 2M writes 69.6-72.7 s, 3.4M 58.3 s, 5M 54.4-55.3 s (peak
 # RSS 3.1 GB), one pass 58.9 s (3.5 GB). At 1M there is one pass; the night's peak RSS, reached later in
-# the near-duplicate stage, rose with this fold from 3.1 to 3.5 GB (what keeps the memory is not pinned
-# down).
+# the near-duplicate stage, rose with this fold from 3.1 to 3.5 GB: DuckDB keeps the blocks it read cached
+# up to its memory limit, and that stage's arrays sat beside them (it now lets them go first: nearindex._full).
 FOLD_PASS_WRITES = 5_000_000
 
 

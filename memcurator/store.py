@@ -100,6 +100,15 @@ def table_exists(conn: duckdb.DuckDBPyConnection, schema: str, name: str) -> boo
                         [schema, name]).fetchone()[0] > 0
 
 
+def release_buffers(conn: duckdb.DuckDBPyConnection, floor: str = "256MB") -> None:
+    """Let DuckDB give back the blocks it keeps cached (the stored tables it read; temp tables are
+    written to its temp directory): lowering the memory limit evicts them, and the limit is set back
+    to the store's (connect).
+    For a stage whose peak is in polars, after it has read its input: the cache would sit beside it."""
+    conn.execute(f"SET memory_limit = '{floor}'")
+    conn.execute(f"SET memory_limit = '{memory_limit()}'")  # as connect set it (DuckDB shows it rounded)
+
+
 def rows_by_key(table: str, keys: str, key: str = "namespace, entry_id") -> str:
     """A query of the rows of ``table`` whose ``key`` is among the rows of the query ``keys``, read by row
     id: the key columns of every row are joined, the other columns read only from the row groups holding

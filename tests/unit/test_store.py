@@ -17,6 +17,21 @@ def test_memory_limit_defaults_to_2_5gb_and_follows_the_environment(monkeypatch)
         assert conn.execute("select current_setting('memory_limit')").fetchone()[0] == "512.0 MiB"
 
 
+def test_release_buffers_lets_the_cached_blocks_go_and_keeps_the_limit(monkeypatch, tmp_path):
+    monkeypatch.setenv(store.MEMORY_LIMIT_ENV, "1GB")
+    cached = "select sum(memory_usage_bytes) from duckdb_memory()"
+    with store.connect(tmp_path / "s.duckdb") as conn:
+        conn.execute("create table core.t as select range as i, repeat(md5(range::varchar), 6) as s from range(1000000)")
+        conn.execute("checkpoint")
+        conn.execute("select max(s), sum(i) from core.t").fetchall()
+        before = conn.execute(cached).fetchone()[0]
+        assert before > 64_000_000
+        store.release_buffers(conn, floor="16MB")  # the default floor (256MB) would keep a table this small
+        assert conn.execute(cached).fetchone()[0] < 16_000_000
+        assert conn.execute("select current_setting('memory_limit')").fetchone()[0] == "953.6 MiB"  # 1 GB
+        assert conn.execute("select count(distinct s) from core.t").fetchone()[0] == 1000000
+
+
 def test_a_bad_memory_limit_is_refused(monkeypatch):
     monkeypatch.setenv(store.MEMORY_LIMIT_ENV, "4GB; drop table x")
     with pytest.raises(ValueError, match="expected a size"):
