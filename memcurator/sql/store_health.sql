@@ -35,20 +35,31 @@ links as (
     group by namespace
 ),
 
-injected as (
+injections as (
     -- entries injected into prompts over the last 30 days: how old were they when injected
-    select r.namespace,
-        median((epoch(r.ts) - epoch(e.first_written_at)) / 86400.0) as injected_age_median_days,
-        quantile_cont((epoch(r.ts) - epoch(e.first_written_at)) / 86400.0, 0.9) as injected_age_p90_days,
-        avg(case when (epoch(r.ts) - epoch(e.first_written_at)) / 86400.0 > 90
-                  and (u.last_verified_at is null or u.last_verified_at < r.ts - interval 90 day) then 1.0 else 0.0 end)
-            as injected_old_unverified_share,
-        count(*) as injections
+    select r.namespace, r.entry_id, r.ts, (epoch(r.ts) - epoch(e.first_written_at)) / 86400.0 as age_days
     from core.recall_results as r
     inner join core.entries as e using (namespace, entry_id)
-    left join core.entry_usage as u using (namespace, entry_id)
     where r.injected and r.ts >= $as_of::timestamp - interval 30 day
-    group by r.namespace
+),
+
+old_unverified as (
+    -- the injections of entries older than 90 days not verified in the 90 days before: only those
+    -- injections are joined with the entries' usage (every one was: 0.16 s of CPU a night at 1M entries)
+    select i.namespace, count(*) as injected_old_unverified
+    from injections as i
+    left join core.entry_usage as u using (namespace, entry_id)
+    where i.age_days > 90 and (u.last_verified_at is null or u.last_verified_at < i.ts - interval 90 day)
+    group by i.namespace
+),
+
+injected as (
+    select namespace,
+        median(age_days) as injected_age_median_days,
+        quantile_cont(age_days, 0.9) as injected_age_p90_days,
+        count(*) as injections
+    from injections
+    group by namespace
 ),
 
 redactions as (
@@ -86,7 +97,7 @@ select
     i.injections,
     i.injected_age_median_days,
     i.injected_age_p90_days,
-    i.injected_old_unverified_share,
+    coalesce(o.injected_old_unverified, 0)::double / i.injections as injected_old_unverified_share,
     coalesce(sr.secrets_redacted, 0) as secrets_redacted,
     $as_of as as_of
 from states as s
@@ -94,6 +105,7 @@ left join writes as w using (namespace)
 left join contested as c using (namespace)
 left join links as l using (namespace)
 left join injected as i using (namespace)
+left join old_unverified as o using (namespace)
 left join redundancy as rd using (namespace)
 left join redactions as sr using (namespace)
 order by s.namespace
