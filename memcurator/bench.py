@@ -319,7 +319,7 @@ def timed_night(store_path: Path, landing: Path, as_of: datetime, cfg: CurationC
     ingested = in_fresh_process(_timed_ingest, store_path, landing, cfg, entries)
     derived = in_fresh_process(_timed_derivation, store_path, as_of, cfg, entries, ingested["modules"])
     return {"stages": ingested["stages"] + derived["stages"], "ingest_peak_rss_mb": ingested["peak_rss_mb"],
-            "derivation_peak_rss_mb": derived["peak_rss_mb"]}
+            "derivation_peak_rss_mb": derived["peak_rss_mb"], "derivation_memory_limit": derived["memory_limit"]}
 
 
 def _timed_ingest(store_path: Path, landing: Path, cfg: CurationConfig, entries: int) -> dict:
@@ -353,7 +353,8 @@ def _timed_derivation(store_path: Path, as_of: datetime, cfg: CurationConfig, en
         # write-ahead log into the file: a nightly run pays it, so the derivation counts it (timed here;
         # closing the connection after it finds nothing to write)
         stages.append(_timed(CLOSE, lambda: compaction.close_night(conn, as_of), entries))
-    return {"stages": [asdict(s) for s in stages], "peak_rss_mb": round(_peak_mb(), 1)}
+        limit = conn.execute("select getvariable('memcurator_memory_limit')").fetchone()[0]
+    return {"stages": [asdict(s) for s in stages], "peak_rss_mb": round(_peak_mb(), 1), "memory_limit": limit}
 
 
 def _timed_compaction(store_path: Path, as_of: datetime, entries: int) -> dict:
@@ -510,6 +511,7 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
         "stages": [asdict(s) for s in stages], "derivation_wall_s": derivation,
         "ingest_wall_s": stages[0].wall_s, "ingest_peak_rss_mb": night["ingest_peak_rss_mb"],
         "derivation_peak_rss_mb": night["derivation_peak_rss_mb"], "peak_source": PEAK_SOURCE,
+        "derivation_memory_limit": night["derivation_memory_limit"],
         "near_duplicates": scored["near_duplicates"] | {"entries_per_s": near.entries_per_s},
         "recalls": made["recalls"], "checks": made["checks"], "kernel_warmup_s": warmup["wall_s"],
     }

@@ -29,13 +29,36 @@ MEMORY_LIMIT_ENV = "MEMCURATOR_DUCKDB_MEMORY_LIMIT"
 # 4.3 GB RSS; 3 GB: the contradiction stage peaked at 3.8-4.0 GB after the changes of 2026-12-02, cause
 # not pinned down; 2.5 GB: 3.4 GB, the stages as fast within the machine's noise)
 DEFAULT_MEMORY_LIMIT = "2.5GB"
+# Past that, the default follows the log: a store's joins and windows grow with its events, and at 10M
+# entries (14M events) the 2.5 GB spilled (the lifecycle's rules alone: 63.2 s, 31.6 s at 8 GB). Capped
+# at a share of the machine's memory: the near-duplicate stage's arrays live outside DuckDB.
+LIMIT_BYTES_PER_EVENT = 512
+LIMIT_RAM_SHARE = 0.4
+_LIMIT_VARIABLE = "memcurator_memory_limit"  # the limit connect set, for release_buffers
 
 
-def memory_limit() -> str:
-    value = os.environ.get(MEMORY_LIMIT_ENV, DEFAULT_MEMORY_LIMIT).strip()
+def memory_limit(events: int = 0) -> str:
+    """DuckDB's memory limit: the environment's, else the default for a log of ``events`` events."""
+    value = os.environ.get(MEMORY_LIMIT_ENV)
+    if value is None:
+        return default_memory_limit(events, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    value = value.strip()
     if not re.fullmatch(r"\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)", value):
         raise ValueError(f"{MEMORY_LIMIT_ENV}={value!r}: expected a size such as 4GB or 512MiB")
     return value
+
+
+def default_memory_limit(events: int, ram_bytes: int) -> str:
+    floor = 2.5e9
+    limit = max(floor, min(events * LIMIT_BYTES_PER_EVENT, ram_bytes * LIMIT_RAM_SHARE))
+    return DEFAULT_MEMORY_LIMIT if limit == floor else f"{limit / 1e9:.1f}GB"
+
+
+def _log_events(conn: duckdb.DuckDBPyConnection) -> int:
+    """The events of the store's log, from the catalogue (no scan); 0 before the first ingest."""
+    row = conn.execute("select estimated_size from duckdb_tables() where database_name = current_database() "
+                       "and schema_name = 'raw' and table_name = 'events'").fetchone()
+    return row[0] if row else 0
 
 
 @contextmanager
@@ -49,7 +72,9 @@ def connect(path: Path | str, read_only: bool = False) -> Iterator[duckdb.DuckDB
     try:
         conn.execute("SET TimeZone = 'UTC'")
         conn.execute("SET enable_progress_bar = false")
-        conn.execute(f"SET memory_limit = '{memory_limit()}'")
+        limit = memory_limit(0 if MEMORY_LIMIT_ENV in os.environ else _log_events(conn))
+        conn.execute(f"SET memory_limit = '{limit}'")
+        conn.execute(f"SET VARIABLE {_LIMIT_VARIABLE} = '{limit}'")
         # a table is a set of rows: every reader orders what it needs, so an insert need not keep its
         # query's order (keeping it cost 3 s of the 10 s that flattening 1M writes took; a full night at
         # 1M gives the same tables either way, compared row by row)
@@ -103,10 +128,13 @@ def table_exists(conn: duckdb.DuckDBPyConnection, schema: str, name: str) -> boo
 def release_buffers(conn: duckdb.DuckDBPyConnection, floor: str = "256MB") -> None:
     """Let DuckDB give back the blocks it keeps cached (the stored tables it read; temp tables are
     written to its temp directory): lowering the memory limit evicts them, and the limit is set back
-    to the store's (connect).
-    For a stage whose peak is in polars, after it has read its input: the cache would sit beside it."""
+    to the one connect set (DuckDB shows it rounded). For a stage whose peak is in polars, after it
+    has read its input: the cache would sit beside it."""
+    limit = conn.execute(f"select getvariable('{_LIMIT_VARIABLE}')").fetchone()[0]
+    if limit is None:  # not a connection of connect's
+        return
     conn.execute(f"SET memory_limit = '{floor}'")
-    conn.execute(f"SET memory_limit = '{memory_limit()}'")  # as connect set it (DuckDB shows it rounded)
+    conn.execute(f"SET memory_limit = '{limit}'")
 
 
 def rows_by_key(table: str, keys: str, key: str = "namespace, entry_id") -> str:

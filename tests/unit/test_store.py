@@ -17,6 +17,28 @@ def test_memory_limit_defaults_to_2_5gb_and_follows_the_environment(monkeypatch)
         assert conn.execute("select current_setting('memory_limit')").fetchone()[0] == "512.0 MiB"
 
 
+def test_the_default_memory_limit_follows_the_log_within_a_share_of_the_machine():
+    gb = 10**9
+    assert store.default_memory_limit(0, 24 * gb) == "2.5GB"
+    assert store.default_memory_limit(1_416_666, 24 * gb) == "2.5GB"  # the bench's 1M entries
+    assert store.default_memory_limit(14_166_666, 24 * gb) == "7.3GB"  # its 10M
+    assert store.default_memory_limit(100_000_000, 16 * gb) == "6.4GB"  # the machine's share
+    assert store.default_memory_limit(100_000_000, 4 * gb) == "2.5GB"  # never below 2.5 GB
+
+
+def test_connect_sets_the_default_for_the_stores_log(monkeypatch, tmp_path):
+    monkeypatch.delenv(store.MEMORY_LIMIT_ENV, raising=False)
+    monkeypatch.setattr(store, "LIMIT_BYTES_PER_EVENT", 10**6)
+    monkeypatch.setattr(store, "LIMIT_RAM_SHARE", 1.0)
+    limit = "select getvariable('memcurator_memory_limit'), current_setting('memory_limit')"
+    with store.connect(tmp_path / "s.duckdb") as conn:
+        assert conn.execute(limit).fetchone() == ("2.5GB", "2.3 GiB")
+        conn.execute("create table raw.events as select range as i from range(4000)")
+    with store.connect(tmp_path / "s.duckdb") as conn:
+        assert conn.execute(limit).fetchone()[0] == "4.0GB"
+        assert conn.execute(limit).fetchone()[1] in ("3.7 GiB", "3.8 GiB")  # 4e9 bytes, as DuckDB shows it
+
+
 def test_release_buffers_lets_the_cached_blocks_go_and_keeps_the_limit(monkeypatch, tmp_path):
     monkeypatch.setenv(store.MEMORY_LIMIT_ENV, "1GB")
     cached = "select sum(memory_usage_bytes) from duckdb_memory()"
