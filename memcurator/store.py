@@ -72,7 +72,7 @@ def connect(path: Path | str, read_only: bool = False) -> Iterator[duckdb.DuckDB
     try:
         conn.execute("SET TimeZone = 'UTC'")
         conn.execute("SET enable_progress_bar = false")
-        limit = memory_limit(0 if MEMORY_LIMIT_ENV in os.environ else _log_events(conn))
+        limit = memory_limit(_log_events(conn))
         conn.execute(f"SET memory_limit = '{limit}'")
         conn.execute(f"SET VARIABLE {_LIMIT_VARIABLE} = '{limit}'")
         # a table is a set of rows: every reader orders what it needs, so an insert need not keep its
