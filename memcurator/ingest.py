@@ -264,6 +264,19 @@ def _judge(conn: duckdb.DuckDBPyConnection, lines: pa.Table, query: str, params:
 
 
 @contextmanager
+def _working_tables(conn: duckdb.DuckDBPyConnection):
+    """A file's working tables are dropped after it, however it ends: they are in memory until dropped
+    (kept, they held the next file's memory and the derivation's after the ingest: a nightly run's one
+    process; 0.7 GB after 333k recalls)."""
+    try:
+        yield
+    finally:
+        conn.execute("DROP VIEW IF EXISTS new_events")
+        for temp in FILE_TABLES:
+            conn.execute(f"DROP TABLE IF EXISTS {temp}")
+
+
+@contextmanager
 def _file_transaction(conn: duckdb.DuckDBPyConnection, rejected: list[dict]):
     """One landed file is one transaction (after _judge): its pre-parse rejects are visible as a table."""
     conn.register("pre_rejected", pa.Table.from_pylist(rejected, schema=_quarantine_schema()))
@@ -276,11 +289,6 @@ def _file_transaction(conn: duckdb.DuckDBPyConnection, rejected: list[dict]):
         raise
     finally:
         conn.unregister("pre_rejected")
-        # the file's working tables are in memory until dropped: kept, they held the next file's memory
-        # and the derivation's after the ingest (a nightly run's one process; 0.7 GB after 333k recalls)
-        conn.execute("DROP VIEW IF EXISTS new_events")
-        for temp in FILE_TABLES:
-            conn.execute(f"DROP TABLE IF EXISTS {temp}")
 
 
 def _quarantine(conn: duckdb.DuckDBPyConnection, judged: str, bad: str, cfg: CurationConfig) -> int:
@@ -316,23 +324,25 @@ def ingest_file(conn: duckdb.DuckDBPyConnection, landing: Path, path: Path, lake
     report = FileReport(source, lines=lines.num_rows + len(rejected))
     sha = _file_sha256(path)
     redacted, secret_params = redact_sql("(j -> '$.data')::varchar")
-    _judge(conn, lines, sql.load("validate_events").replace("{redacted_data}", redacted),
-           {"max_text_chars": cfg.max_text_chars, "earliest": cfg.earliest_timestamp,
-            "latest": cfg.latest_timestamp, "id_pattern": ID_PATTERN, **secret_params})
-    del lines  # judged holds them
-    # Arrow's pool keeps the pages it freed (the lines' 0.6 GB, and their split's before): given back, the
-    # ingest of the bench's 1M writes peaks at 2.6-2.9 GB RSS, 3.8-3.9 GB kept (memory_limit 2.5GB)
-    pa.default_memory_pool().release_unused()
-    conn.execute(sql.load("dedupe_events"))  # judged split into judged_dedup, a temp table too
-    conn.execute("DROP TABLE judged")
-    with _file_transaction(conn, rejected):
-        report.valid_events = conn.execute("select count(*) from new_events").fetchone()[0]
-        report.duplicate_events = conn.execute("select count(*) from judged_dedup where outcome = 'duplicate'").fetchone()[0]
-        conn.execute(f"INSERT INTO raw.events SELECT {EVENTS.select_list()} FROM new_events")
-        report.quarantined_lines = _quarantine(conn, "judged_dedup", "outcome = 'quarantine'", cfg)
-        if lake is not None and report.valid_events:
-            _write_lake(conn, lake, sha)
-        _record_landed(conn, path, sha, report)
+    with _working_tables(conn):
+        _judge(conn, lines, sql.load("validate_events").replace("{redacted_data}", redacted),
+               {"max_text_chars": cfg.max_text_chars, "earliest": cfg.earliest_timestamp,
+                "latest": cfg.latest_timestamp, "id_pattern": ID_PATTERN, **secret_params})
+        del lines  # judged holds them
+        # Arrow's pool keeps the pages it freed (the lines' 0.6 GB, and their split's before): given back,
+        # the ingest of the bench's 1M writes peaks at 2.6-2.9 GB RSS, 3.8-3.9 GB kept (memory_limit 2.5GB)
+        pa.default_memory_pool().release_unused()
+        conn.execute(sql.load("dedupe_events"))  # judged split into judged_dedup, a temp table too
+        conn.execute("DROP TABLE judged")
+        with _file_transaction(conn, rejected):
+            report.valid_events = conn.execute("select count(*) from new_events").fetchone()[0]
+            report.duplicate_events = conn.execute(
+                "select count(*) from judged_dedup where outcome = 'duplicate'").fetchone()[0]
+            conn.execute(f"INSERT INTO raw.events SELECT {EVENTS.select_list()} FROM new_events")
+            report.quarantined_lines = _quarantine(conn, "judged_dedup", "outcome = 'quarantine'", cfg)
+            if lake is not None and report.valid_events:
+                _write_lake(conn, lake, sha)
+            _record_landed(conn, path, sha, report)
     return report
 
 
@@ -385,14 +395,15 @@ def ingest_decisions(conn: duckdb.DuckDBPyConnection, folder: Path, cfg: Curatio
         source = source_name(folder, path, DECISIONS_PREFIX)
         lines, rejected = read_lines(path, source, cfg)
         file_report = FileReport(source, lines=lines.num_rows + len(rejected))
-        _judge(conn, lines, sql.load("validate_decisions"), {"id_pattern": ID_PATTERN})
-        with _file_transaction(conn, rejected):
-            file_report.valid_events = conn.execute(
-                f"""INSERT INTO raw.curator_decisions
-                SELECT {CURATOR_DECISIONS.select_list('j')} FROM judged j
-                WHERE problem IS NULL AND decision_id NOT IN (SELECT decision_id FROM raw.curator_decisions)"""
-            ).fetchone()[0]
-            file_report.quarantined_lines = _quarantine(conn, "judged", "problem IS NOT NULL", cfg)
-            _record_landed(conn, path, _file_sha256(path), file_report)
+        with _working_tables(conn):
+            _judge(conn, lines, sql.load("validate_decisions"), {"id_pattern": ID_PATTERN})
+            with _file_transaction(conn, rejected):
+                file_report.valid_events = conn.execute(
+                    f"""INSERT INTO raw.curator_decisions
+                    SELECT {CURATOR_DECISIONS.select_list('j')} FROM judged j
+                    WHERE problem IS NULL AND decision_id NOT IN (SELECT decision_id FROM raw.curator_decisions)"""
+                ).fetchone()[0]
+                file_report.quarantined_lines = _quarantine(conn, "judged", "problem IS NOT NULL", cfg)
+                _record_landed(conn, path, _file_sha256(path), file_report)
         report.files.append(file_report)
     return report

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import duckdb
 import pytest
 
 from memcurator import ingest
@@ -140,6 +141,18 @@ def test_within_a_file_the_first_line_of_an_id_wins(conn, home):
     kept = conn.execute("select data::json->>'$.text' from raw.events where event_id = 'dup'").fetchall()
     assert kept == [("first",)]
     assert conn.execute("select line_no, reason from raw.quarantine").fetchall() == [(2, "duplicate_id_conflict")]
+
+
+def test_a_file_that_fails_leaves_no_working_tables(conn, home, monkeypatch):
+    write_jsonl(home.landing / "a.jsonl", [GOOD])
+    load = ingest.sql.load
+    failing = "select no_such_column"
+    monkeypatch.setattr(ingest.sql, "load", lambda name: failing if name == "dedupe_events" else load(name))
+    with pytest.raises(duckdb.BinderException):
+        run_ingest(conn, home)
+    assert conn.execute("select table_name from duckdb_tables() where temporary").fetchall() == []
+    assert conn.execute("select view_name from duckdb_views() where view_name = 'new_events'").fetchall() == []
+    assert conn.execute("select count(*) from raw.events").fetchone()[0] == 0  # nothing stored
 
 
 def test_batching_does_not_change_the_result(tmp_path):
