@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 from memcurator import sql
 from memcurator.secrets import redact_sql
 from memcurator.config import CurationConfig
-from memcurator.store import ensure_table
+from memcurator.store import ensure_table, registered
 from memcurator.tables import CURATOR_DECISIONS, EVENTS, LANDED_FILES, QUARANTINE
 
 ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}"
@@ -256,11 +256,8 @@ def _judge(conn: duckdb.DuckDBPyConnection, lines: pa.Table, query: str, params:
     holds a table registered in a transaction until that transaction ends, so the lines would stay
     beside judged's copy of them (0.6 GB for a 1M-line file); a temp table is not stored, and the
     transaction covers what is."""
-    conn.register("lines", lines)
-    try:
+    with registered(conn, lines=lines):
         conn.execute(f"CREATE OR REPLACE TEMP TABLE judged AS {query}", params)
-    finally:
-        conn.unregister("lines")
 
 
 @contextmanager
