@@ -28,7 +28,7 @@ MEMORY_LIMIT_ENV = "MEMCURATOR_DUCKDB_MEMORY_LIMIT"
 # room for the polars frames of a stage within a 4 GB process at 1M entries (4 GB: the fold peaked at
 # 4.3 GB RSS; 3 GB: the contradiction stage peaked at 3.8-4.0 GB after the changes of 2026-12-02, cause
 # not pinned down; 2.5 GB: 3.4 GB, the stages as fast within the machine's noise)
-DEFAULT_MEMORY_LIMIT = "2.5GB"
+DEFAULT_MEMORY_LIMIT = 2.5e9  # bytes
 # Past that, the default follows the log: a store's joins and windows grow with its events, and at 10M
 # entries (14M events) the 2.5 GB spilled (the lifecycle's rules alone: 63.2 s, 31.6 s at 8 GB). Capped
 # at a share of the machine's memory: the near-duplicate stage's arrays live outside DuckDB.
@@ -49,9 +49,8 @@ def memory_limit(events: int = 0) -> str:
 
 
 def default_memory_limit(events: int, ram_bytes: int) -> str:
-    floor = 2.5e9
-    limit = max(floor, min(events * LIMIT_BYTES_PER_EVENT, ram_bytes * LIMIT_RAM_SHARE))
-    return DEFAULT_MEMORY_LIMIT if limit == floor else f"{limit / 1e9:.1f}GB"
+    limit = max(DEFAULT_MEMORY_LIMIT, min(events * LIMIT_BYTES_PER_EVENT, ram_bytes * LIMIT_RAM_SHARE))
+    return f"{limit / 1e9:.1f}GB"
 
 
 def _log_events(conn: duckdb.DuckDBPyConnection) -> int:
