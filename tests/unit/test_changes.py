@@ -13,7 +13,7 @@ from memcurator.config import CurationConfig
 from memcurator.crash import table_hashes
 from memcurator.entries import as_of_for_night
 from memcurator.home import Home
-from memcurator.tables import TABLES
+from memcurator.tables import AS_OF, NS, TABLES, C, Table
 from tests.conftest import ev, write, write_jsonl
 from tests.unit.test_nearindex import FIRST, fleet  # noqa: F401 (the same demo fleet, a fixture of this module too)
 
@@ -326,3 +326,48 @@ def test_a_subject_group_an_entry_leaves_or_joins_is_paired_again(tmp_path, monk
         pairs = conn.execute("select entry_a, entry_b from core.contradiction_candidates where same_subject").fetchall()
     assert (("s0", "s1") in pairs) is paired
     assert not _refreshes(chained.store)["core.contradiction_candidates"][0]
+
+
+TOY = Table("work", "toy", "One row per entry of a test.",
+            (NS, C("entry_id", "VARCHAR", "The entry.", False), C("value", "INTEGER", "Counted as a change."),
+             C("note", "VARCHAR", "Written, not counted as a change."), AS_OF), key=("namespace", "entry_id"))
+TOY_QUERY = ("select *, $as_of::timestamp as as_of from toy_src where $all union all select *, $as_of::timestamp "
+             "from toy_src semi join stage_scope using (namespace, entry_id) where not $all")
+
+
+def test_a_refresh_rewrites_the_rows_derived_otherwise_and_records_the_changes_of_compared_columns(tmp_path):
+    """The scope's rows derived as stored stay where they are; those derived otherwise are replaced, those no
+    longer derived go; only a change in the compared columns (nulls equal) is recorded, with the rows before
+    and after for a caller's own reading of them."""
+    def refresh(conn, night: int, entries: str = "") -> None:
+        changes.refresh_entries(conn, TOY, TOY_QUERY, {"as_of": datetime(2026, 1, night)}, "v1", [],
+                                scope="select namespace, entry_id from toy_scope",
+                                compare="namespace, entry_id, value", entries=entries)
+
+    with store.connect(tmp_path / "toy.duckdb") as conn:
+        conn.execute("create table toy_src (namespace varchar, entry_id varchar, value integer, note varchar)")
+        conn.execute("insert into toy_src values ('n', 'same', 1, null), ('n', 'value', 2, 'x'), "
+                     "('n', 'gone', 3, 'x'), ('n', 'note', 5, 'x'), ('n', 'outside', 6, 'x')")
+        conn.execute("create table toy_scope as "
+                     "select 'n' as namespace, unnest(['same', 'value', 'gone', 'new', 'note']) as entry_id")
+        refresh(conn, 1)
+        kept = conn.execute("select rowid from work.toy where entry_id = 'same'").fetchone()[0]
+        conn.execute("update toy_src set value = 20 where entry_id = 'value'")
+        conn.execute("update toy_src set note = 'y' where entry_id in ('note', 'outside')")
+        conn.execute("delete from toy_src where entry_id = 'gone'")
+        conn.execute("insert into toy_src values ('n', 'new', 4, null)")
+        refresh(conn, 2, entries="select namespace, entry_id || ':' || value as entry_id from changed_rows")
+        rows = conn.execute("select entry_id, value, note from work.toy order by entry_id").fetchall()
+        assert rows == [("new", 4, None), ("note", 5, "y"), ("outside", 6, "x"), ("same", 1, None),
+                        ("value", 20, "x")]
+        assert conn.execute("select rowid from work.toy where entry_id = 'same'").fetchone()[0] == kept
+        assert _toy_changes(conn) == {"value:2", "value:20", "gone:3", "new:4"}
+        conn.execute("update toy_src set value = null where entry_id = 'value'")
+        refresh(conn, 3)  # the default reading: the entries of the changed keys
+        assert _toy_changes(conn) == {"value"}
+        refresh(conn, 4)
+        assert _toy_changes(conn) == set()
+
+
+def _toy_changes(conn) -> set[str]:
+    return {r[0] for r in conn.execute("select entry_id from work.changes where table_name = 'work.toy'").fetchall()}
