@@ -179,8 +179,8 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
                          f"from ({query}) q", used(query, {"all": False}))
             # each key of the scope once, derived and stored side by side: whether its row is written (new, or
             # derived otherwise than stored in ``written``) and whether it changed (in ``compare``'s columns, or
-            # gone, or new). One join of the two, not an "except" of each pair of columns lists (the two took
-            # 0.5 s of a 1 %-churn night at 1M entries, hashing every column of both sides twice).
+            # gone, or new). One join of the two, where two "except"s of them (in ``written``, in ``compare``'s
+            # columns) hashed every column of both sides twice: 0.64 -> 0.25 s of a 1 %-churn night at 1M.
             conn.execute(f"create or replace temp table stage_diff as select {keys}, o.stored_row, "
                          "n.stage_derived is not null as derived, "
                          f"n.stage_derived is not null and (o.stored_row is null or {_differ(written)}) as is_written, "
