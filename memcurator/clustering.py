@@ -124,12 +124,11 @@ def near_duplicate_pairs(entries: pl.DataFrame, cfg: CurationConfig) -> pl.DataF
     return near_duplicate_pairs_and_keys(entries, cfg)[0]
 
 
-def ordered_docs(entries: pl.DataFrame, first_doc: int = 0) -> pl.DataFrame:
-    """Entries numbered in write order within each namespace, from ``first_doc``: a pair's ``a`` is its
-    older entry."""
+def ordered_docs(entries: pl.DataFrame) -> pl.DataFrame:
+    """Entries numbered in write order within each namespace: a pair's ``a`` is its older entry."""
     if "tags" not in entries.columns:
         entries = entries.with_columns(pl.lit([], dtype=pl.List(pl.String)).alias("tags"))
-    return (entries.sort("namespace", "first_written_at", "entry_id").with_row_index("doc", offset=first_doc)
+    return (entries.sort("namespace", "first_written_at", "entry_id").with_row_index("doc")
             .with_columns(pl.col("doc").cast(pl.Int64)))
 
 
@@ -141,7 +140,7 @@ def near_duplicate_pairs_and_keys(entries: pl.DataFrame, cfg: CurationConfig) ->
 def pairs_and_keys_of_docs(ordered: pl.DataFrame, cfg: CurationConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
     """near_duplicate_pairs_and_keys of entries already numbered by ``ordered_docs``: a caller that
     numbers them and keeps no other copy holds the texts once while the passes run."""
-    if ordered.height == 0:  # (one entry has no pairs, but its keys: a pass of the stage may hold one)
+    if ordered.height < 2:
         return pl.DataFrame(schema=_PAIR_SCHEMA), pl.DataFrame(schema=_KEY_SCHEMA)
     pairs, keys = [], []
     for docs in namespace_passes(ordered, cfg.near_duplicate_chunk_entries):

@@ -15,21 +15,6 @@ def namespace_passes(frame: pl.DataFrame, rows_per_pass: int) -> Iterator[pl.Dat
         yield frame
         return
     sizes = frame.group_by("namespace", maintain_order=True).len()
-    passes = _pass_numbers(sizes, rows_per_pass)
+    passes = (sizes["len"].cum_sum() - 1) // max(rows_per_pass, 1)
     for index in passes.unique(maintain_order=True):
         yield frame.filter(pl.col("namespace").is_in(sizes.filter(passes == index)["namespace"].implode()))
-
-
-def namespace_ranges(sizes: pl.DataFrame, rows_per_pass: int) -> list[tuple[str, str]]:
-    """The first and last namespace of each of namespace_passes' passes, from the rows of each namespace
-    (columns namespace, len) in order: for a caller that reads the passes from a table one by one."""
-    if sizes.height == 0:
-        return []
-    ranges = (sizes.with_columns(_pass_numbers(sizes, rows_per_pass).alias("pass"))
-              .group_by("pass", maintain_order=True)
-              .agg(pl.col("namespace").first().alias("first"), pl.col("namespace").last().alias("last")))
-    return list(zip(ranges["first"].to_list(), ranges["last"].to_list()))
-
-
-def _pass_numbers(sizes: pl.DataFrame, rows_per_pass: int) -> pl.Series:
-    return (sizes["len"].cum_sum() - 1) // max(rows_per_pass, 1)

@@ -30,7 +30,6 @@ import polars as pl
 
 from memcurator import changes, clustering, minhash, sql, text
 from memcurator.config import CurationConfig
-from memcurator.frames import namespace_ranges
 from memcurator.store import ensure_table, registered, release_buffers, rows_by_key, transaction
 from memcurator.tables import NS, C, Table, register
 
@@ -176,30 +175,23 @@ def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
 
 
 def _full(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str) -> pl.DataFrame:
-    """Every entry's keys and pairs computed again; the index rebuilt from them. The entries are read in
-    passes of whole namespaces (``near_duplicate_chunk_entries`` entries about), each numbered after the
-    passes before it as ``ordered_docs`` numbers them all, and their keys stored before the next pass is
-    read: the stage holds one pass's texts and keys, not the store's (at 10M entries it held them all, and
-    peaked at 13.0 GB). A pass reads its namespaces with a range filter over core.entries; the blocks
-    DuckDB read and keeps cached are let go once it has (kept, they added up to the store's texts beside
-    the arrays of the passes). At 1M entries (five passes; lab, the stage alone, RSS sampled): peak
-    1.88-1.93 -> 1.48-1.50 GB, 12.5-12.7 -> 13.4-14.8 s (each pass scans the namespaces of core.entries)."""
+    """Every entry's keys and pairs computed again; the index rebuilt from them. The entries are read
+    once, with their fingerprints (without an index to compare with, a night does not read them first),
+    and numbered as they are read: the texts are held once while the passes run."""
+    docs = clustering.ordered_docs(conn.execute(
+        f"select namespace, entry_id, norm_text, first_written_at, tags, {FINGERPRINT} as fingerprint "
+        "from core.entries").pl())
+    # DuckDB keeps the blocks it read (the entry fold's, these texts) cached up to its memory limit; let go
+    # before the arrays are built beside them, the 1M full night's peak RSS fell from 3.41-3.46 to 2.67-2.71 GB
+    # (lab: the night in one process, RSS sampled), the stage as fast within the noise (10.6-12.0 s, 11.2-14.4)
+    release_buffers(conn)
+    fingerprints = docs.select("namespace", "entry_id", "fingerprint")
+    pairs, keys = clustering.pairs_and_keys_of_docs(docs, cfg)
+    del docs
     conn.execute("drop table core.near_duplicate_index")  # a stored index of another version may have other columns
     ensure_table(conn, NEAR_DUPLICATE_INDEX)
-    sizes = conn.execute("select namespace, count(*) as len from core.entries group by all order by namespace").pl()
-    first_doc, found = 0, []
-    for lo, hi in namespace_ranges(sizes, cfg.near_duplicate_chunk_entries):
-        docs = clustering.ordered_docs(conn.execute(
-            f"select namespace, entry_id, norm_text, first_written_at, tags, {FINGERPRINT} as fingerprint "
-            "from core.entries where namespace between $lo and $hi", {"lo": lo, "hi": hi}).pl(), first_doc)
-        release_buffers(conn)
-        pairs, keys = clustering.pairs_and_keys_of_docs(docs, cfg)
-        fingerprints = docs.select("namespace", "entry_id", "fingerprint")
-        _add_to_index(conn, fingerprints.join(keys, on=["namespace", "entry_id"]), knobs)
-        found.append(pairs)
-        first_doc += docs.height
-        del docs, keys, fingerprints
-    return pl.concat(found) if found else pl.DataFrame(schema=clustering._PAIR_SCHEMA)
+    _add_to_index(conn, fingerprints.join(keys, on=["namespace", "entry_id"]), knobs)
+    return pairs
 
 
 def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str, delta: bool = False) -> pl.DataFrame:
