@@ -183,7 +183,7 @@ def _full(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str) -> p
     holds one pass's texts and keys, not the store's (holding them all, it peaked at 13.0 GB at 10M).
     A pass is a range of doc numbers, which the temp table's order lets DuckDB read from those blocks
     alone (read by namespace from core.entries, every pass scanned every text: 28 s -> 412 s at 10M).
-    Lab, 1M, the stage alone: 12.2-13.1 -> 14.0-14.6 s, its peak 1.92-1.99 -> 2.22 GB (DuckDB's sort)."""
+    Lab, 1M, the stage alone: 12.2-13.1 -> 13.5-15.1 s, its peak 1.92-1.99 -> 2.22 GB (DuckDB's sort)."""
     conn.execute("drop table core.near_duplicate_index")  # a stored index of another version may have other columns
     ensure_table(conn, NEAR_DUPLICATE_INDEX)
     conn.execute(f"create or replace temp table full_docs as select namespace, entry_id, norm_text, first_written_at, "
