@@ -140,7 +140,7 @@ def near_duplicate_pairs_and_keys(entries: pl.DataFrame, cfg: CurationConfig) ->
 def pairs_and_keys_of_docs(ordered: pl.DataFrame, cfg: CurationConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
     """near_duplicate_pairs_and_keys of entries already numbered by ``ordered_docs``: a caller that
     numbers them and keeps no other copy holds the texts once while the passes run."""
-    if ordered.height == 0:  # (one entry has no pairs, but its keys: a pass of the stage may hold one)
+    if ordered.height < 2:
         return pl.DataFrame(schema=_PAIR_SCHEMA), pl.DataFrame(schema=_KEY_SCHEMA)
     pairs, keys = [], []
     for docs in namespace_passes(ordered, cfg.near_duplicate_chunk_entries):

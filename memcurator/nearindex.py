@@ -30,7 +30,6 @@ import polars as pl
 
 from memcurator import changes, clustering, minhash, sql, text
 from memcurator.config import CurationConfig
-from memcurator.frames import doc_ranges
 from memcurator.store import ensure_table, registered, release_buffers, rows_by_key, transaction
 from memcurator.tables import NS, C, Table, register
 
@@ -176,37 +175,23 @@ def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
 
 
 def _full(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str) -> pl.DataFrame:
-    """Every entry's keys and pairs computed again; the index rebuilt from them. The entries are numbered
-    as ``ordered_docs`` numbers them, in a temp table DuckDB writes in that order (and spills to its temp
-    directory when its cache is let go), then read in passes of whole namespaces of about
-    ``near_duplicate_chunk_entries`` entries, each pass's keys stored before the next is read: the stage
-    holds one pass's texts and keys, not the store's (holding them all, it peaked at 13.0 GB at 10M).
-    A pass is a range of doc numbers, which the temp table's order lets DuckDB read from those blocks
-    alone (read by namespace from core.entries, every pass scanned every text: 28 s -> 412 s at 10M).
-    Lab, 1M, the stage alone: 12.2-13.1 -> 13.5-15.1 s, its peak 1.92-1.99 -> 2.22 GB (DuckDB's sort)."""
+    """Every entry's keys and pairs computed again; the index rebuilt from them. The entries are read
+    once, with their fingerprints (without an index to compare with, a night does not read them first),
+    and numbered as they are read: the texts are held once while the passes run."""
+    docs = clustering.ordered_docs(conn.execute(
+        f"select namespace, entry_id, norm_text, first_written_at, tags, {FINGERPRINT} as fingerprint "
+        "from core.entries").pl())
+    # DuckDB keeps the blocks it read (the entry fold's, these texts) cached up to its memory limit; let go
+    # before the arrays are built beside them, the 1M full night's peak RSS fell from 3.41-3.46 to 2.67-2.71 GB
+    # (lab: the night in one process, RSS sampled), the stage as fast within the noise (10.6-12.0 s, 11.2-14.4)
+    release_buffers(conn)
+    fingerprints = docs.select("namespace", "entry_id", "fingerprint")
+    pairs, keys = clustering.pairs_and_keys_of_docs(docs, cfg)
+    del docs
     conn.execute("drop table core.near_duplicate_index")  # a stored index of another version may have other columns
     ensure_table(conn, NEAR_DUPLICATE_INDEX)
-    conn.execute(f"create or replace temp table full_docs as select namespace, entry_id, norm_text, first_written_at, "
-                 f"tags, {FINGERPRINT} as fingerprint, "
-                 "(row_number() over (order by namespace, first_written_at, entry_id) - 1)::bigint as doc "
-                 "from core.entries order by doc")
-    # DuckDB keeps the blocks it read (the entry fold's, these texts) cached up to its memory limit, and the
-    # temp table in memory: let both go before the passes' arrays are built beside them
-    release_buffers(conn)
-    try:
-        sizes = conn.execute("select namespace, count(*) as len from full_docs group by all order by namespace").pl()
-        found = []
-        for first, last in doc_ranges(sizes, cfg.near_duplicate_chunk_entries):
-            docs = conn.execute("select * from full_docs where doc between $first and $last order by doc",
-                                {"first": first, "last": last}).pl()
-            pairs, keys = clustering.pairs_and_keys_of_docs(docs, cfg)
-            fingerprints = docs.select("namespace", "entry_id", "fingerprint")
-            _add_to_index(conn, fingerprints.join(keys, on=["namespace", "entry_id"]), knobs)
-            found.append(pairs)
-            del docs, keys, fingerprints
-    finally:
-        conn.execute("drop table if exists full_docs")
-    return pl.concat(found) if found else pl.DataFrame(schema=clustering._PAIR_SCHEMA)
+    _add_to_index(conn, fingerprints.join(keys, on=["namespace", "entry_id"]), knobs)
+    return pairs
 
 
 def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str, delta: bool = False) -> pl.DataFrame:

@@ -14,7 +14,6 @@ from memcurator import changes, clustering, demo, ingest, nearindex, night, stor
 from memcurator.config import CurationConfig
 from memcurator.crash import table_hashes
 from memcurator.entries import as_of_for_night
-from memcurator.frames import doc_ranges
 from memcurator.home import Home
 
 CFG = CurationConfig()
@@ -109,29 +108,6 @@ def test_other_knobs_or_a_large_change_recompute_everything(conn):
     _edit(conn, ("update core.entries set norm_text = norm_text || ' changed'", []))
     assert _stage(conn, as_of_for_night(day), stricter) == "full"
     _assert_full_pairs(conn, stricter)
-
-
-def test_the_full_computation_in_passes_stores_the_pairs_and_index_of_one_pass(conn):
-    """The stage reads the entries pass by pass (whole namespaces): the passes, one of them a namespace of a
-    single entry, give the pairs of the computation over every entry at once and one index."""
-    day = FIRST + timedelta(days=8)
-    _night(conn, day)
-    _edit(conn, ("insert into core.entries select * replace ('zz-single' as namespace) from core.entries "
-                 "where entry_id = (select min(entry_id) from core.entries)", []))
-    total = conn.execute("select count(*) from core.entries").fetchone()[0]
-    sizes = conn.execute("select namespace, count(*) as len from core.entries group by 1 order by 1").pl()
-    assert len(doc_ranges(sizes, 150)) > 2 and doc_ranges(sizes, total - 1)[-1] == (total - 1, total - 1)
-    assert doc_ranges(sizes, 10**9) == [(0, total - 1)]
-    stored = {}
-    for chunk in (10**9, 150, total - 1):  # one pass; many; the last (zz-single, one entry) alone
-        conn.execute("delete from core.near_duplicate_index")
-        assert _stage(conn, as_of_for_night(day), replace(CFG, near_duplicate_chunk_entries=chunk)) == "full"
-        _assert_full_pairs(conn)
-        stored[chunk] = [conn.execute(f"select * from {t} order by all").fetchall()
-                         for t in ("core.near_duplicate_pairs", "core.near_duplicate_index")]
-    assert stored[10**9] == stored[150] == stored[total - 1]
-    assert len(stored[10**9][1]) == total and stored[10**9][0]
-    assert "zz-single" in {row[0] for row in stored[total - 1][1]}
 
 
 def test_a_night_after_an_incremental_chain_has_the_fresh_stores_tables(fleet, tmp_path):
