@@ -353,7 +353,7 @@ def _timed_derivation(store_path: Path, as_of: datetime, cfg: CurationConfig, en
         # write-ahead log into the file: a nightly run pays it, so the derivation counts it (timed here;
         # closing the connection after it finds nothing to write)
         stages.append(_timed(CLOSE, lambda: compaction.close_night(conn, as_of), entries))
-        limit = conn.execute("select getvariable('memcurator_memory_limit')").fetchone()[0]
+        limit = store.connection_memory_limit(conn)
     return {"stages": [asdict(s) for s in stages], "peak_rss_mb": round(_peak_mb(), 1), "memory_limit": limit}
 
 

@@ -124,12 +124,17 @@ def table_exists(conn: duckdb.DuckDBPyConnection, schema: str, name: str) -> boo
                         [schema, name]).fetchone()[0] > 0
 
 
+def connection_memory_limit(conn: duckdb.DuckDBPyConnection) -> str | None:
+    """The memory limit connect set on this connection (None: not a connection of connect's)."""
+    return conn.execute(f"select getvariable('{_LIMIT_VARIABLE}')").fetchone()[0]
+
+
 def release_buffers(conn: duckdb.DuckDBPyConnection, floor: str = "256MB") -> None:
     """Let DuckDB give back the blocks it keeps cached (the stored tables it read; temp tables are
     written to its temp directory): lowering the memory limit evicts them, and the limit is set back
     to the one connect set (DuckDB shows it rounded). For a stage whose peak is in polars, after it
     has read its input: the cache would sit beside it."""
-    limit = conn.execute(f"select getvariable('{_LIMIT_VARIABLE}')").fetchone()[0]
+    limit = connection_memory_limit(conn)
     if limit is None:  # not a connection of connect's
         return
     conn.execute(f"SET memory_limit = '{floor}'")
