@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+from collections.abc import Callable
 from datetime import datetime
 
 import duckdb
@@ -137,17 +138,25 @@ def near_duplicate_pairs_and_keys(entries: pl.DataFrame, cfg: CurationConfig) ->
     return pairs_and_keys_of_docs(ordered_docs(entries), cfg)
 
 
-def pairs_and_keys_of_docs(ordered: pl.DataFrame, cfg: CurationConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
+def pairs_and_keys_of_docs(ordered: pl.DataFrame, cfg: CurationConfig,
+                           keys_of_pass: Callable[[pl.DataFrame, pl.DataFrame], None] | None = None,
+                           ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """near_duplicate_pairs_and_keys of entries already numbered by ``ordered_docs``: a caller that
-    numbers them and keeps no other copy holds the texts once while the passes run."""
+    numbers them and keeps no other copy holds the texts once while the passes run. With ``keys_of_pass``,
+    each pass's keys are handed to it with the pass's docs as the pass ends, and none are returned: a caller
+    that stores them holds one pass's keys, not every entry's (band keys alone are 256 bytes an entry)."""
     if ordered.height < 2:
         return pl.DataFrame(schema=_PAIR_SCHEMA), pl.DataFrame(schema=_KEY_SCHEMA)
     pairs, keys = [], []
     for docs in namespace_passes(ordered, cfg.near_duplicate_chunk_entries):
         found, known = _pairs_of(docs, cfg)
         pairs.append(found)
-        keys.append(known)
-    return pl.concat(pairs).sort("a", "b").select(list(_PAIR_SCHEMA)), pl.concat(keys)
+        if keys_of_pass is None:
+            keys.append(known)
+        else:
+            keys_of_pass(docs, known)
+    kept = pl.concat(keys) if keys else pl.DataFrame(schema=_KEY_SCHEMA)
+    return pl.concat(pairs).sort("a", "b").select(list(_PAIR_SCHEMA)), kept
 
 
 _KEY_SCHEMA = {"namespace": pl.String, "entry_id": pl.String, "set_key": pl.UInt64,

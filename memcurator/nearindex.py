@@ -30,7 +30,8 @@ import polars as pl
 
 from memcurator import changes, clustering, minhash, sql, text
 from memcurator.config import CurationConfig
-from memcurator.store import ensure_table, registered, release_buffers, rows_by_key, transaction
+from memcurator.store import (buffers_held_to, ensure_table, registered, release_buffers, rows_by_key, streamed_frame,
+                              transaction)
 from memcurator.tables import NS, C, Table, register
 
 # Hashes do not compress: DuckDB would try each compression on every segment of them first (1M entries:
@@ -178,20 +179,29 @@ def _full(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str) -> p
     """Every entry's keys and pairs computed again; the index rebuilt from them. The entries are read
     once, with their fingerprints (without an index to compare with, a night does not read them first),
     and numbered as they are read: the texts are held once while the passes run."""
-    docs = clustering.ordered_docs(conn.execute(
-        f"select namespace, entry_id, norm_text, first_written_at, tags, {FINGERPRINT} as fingerprint "
-        "from core.entries").pl())
     # DuckDB keeps the blocks it read (the entry fold's, these texts) cached up to its memory limit; let go
     # before the arrays are built beside them, the 1M full night's peak RSS fell from 3.41-3.46 to 2.67-2.71 GB
-    # (lab: the night in one process, RSS sampled), the stage as fast within the noise (10.6-12.0 s, 11.2-14.4)
+    # (lab: the night in one process, RSS sampled), the stage as fast within the noise (10.6-12.0 s, 11.2-14.4).
+    # The texts are streamed in with the cache held to 1 GB (read whole, DuckDB held its result and the
+    # Arrow copy beside every block it had read): at 10M entries the derivation's peak RSS, in this stage,
+    # fell from 13,027 to 10,451 MB (make bench-10m; docs/performance.md)
     release_buffers(conn)
-    fingerprints = docs.select("namespace", "entry_id", "fingerprint")
-    pairs, keys = clustering.pairs_and_keys_of_docs(docs, cfg)
-    del docs
+    with buffers_held_to(conn, "1GB"):
+        entries = streamed_frame(conn, f"select namespace, entry_id, norm_text, first_written_at, tags, "
+                                       f"{FINGERPRINT} as fingerprint from core.entries")
+    docs = clustering.ordered_docs(entries)
+    del entries
     conn.execute("drop table core.near_duplicate_index")  # a stored index of another version may have other columns
     ensure_table(conn, NEAR_DUPLICATE_INDEX)
-    _add_to_index(conn, fingerprints.join(keys, on=["namespace", "entry_id"]), knobs)
-    return pairs
+
+    def store(docs: pl.DataFrame, keys: pl.DataFrame) -> None:
+        # each pass's keys stored as the pass ends, none held to the end (every entry's band keys, 256 bytes
+        # an entry, and their join with the fingerprints: 2.6 GB of band keys at 10M entries, twice)
+        fingerprints = docs.select("namespace", "entry_id", "fingerprint")
+        _add_to_index(conn, fingerprints.join(keys, on=["namespace", "entry_id"]), knobs)
+        release_buffers(conn)  # the blocks just written stay cached otherwise, a pass's more each time
+
+    return clustering.pairs_and_keys_of_docs(docs, cfg, store)[0]
 
 
 def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str, delta: bool = False) -> pl.DataFrame:

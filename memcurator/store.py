@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import duckdb
+import polars as pl
 
 from memcurator.tables import Table, stored_columns
 
@@ -134,11 +135,32 @@ def release_buffers(conn: duckdb.DuckDBPyConnection, floor: str = "256MB") -> No
     written to its temp directory): lowering the memory limit evicts them, and the limit is set back
     to the one connect set (DuckDB shows it rounded). For a stage whose peak is in polars, after it
     has read its input: the cache would sit beside it."""
+    with buffers_held_to(conn, floor):
+        pass
+
+
+@contextmanager
+def buffers_held_to(conn: duckdb.DuckDBPyConnection, floor: str = "256MB") -> Iterator[None]:
+    """Within the block DuckDB's memory limit is ``floor``: it caches no more than that of what it reads
+    (release_buffers lets the cache go after). For a read streamed into polars, whose frames the cache
+    would sit beside; a query that needs more memory than ``floor`` fails in the block."""
     limit = connection_memory_limit(conn)
     if limit is None:  # not a connection of connect's
+        yield
         return
     conn.execute(f"SET memory_limit = '{floor}'")
-    conn.execute(f"SET memory_limit = '{limit}'")
+    try:
+        yield
+    finally:
+        conn.execute(f"SET memory_limit = '{limit}'")
+
+
+def streamed_frame(conn: duckdb.DuckDBPyConnection, query: str, rows_per_batch: int = 1 << 20) -> pl.DataFrame:
+    """The result of ``query`` as a polars frame, read in batches: ``.pl()`` has DuckDB hold the whole
+    result and convert it to Arrow beside it (twice the result at once), here a batch at a time is."""
+    reader = conn.execute(query).fetch_record_batch(rows_per_batch)
+    frames = [pl.from_arrow(batch) for batch in reader]
+    return pl.concat(frames, rechunk=False) if frames else pl.from_arrow(reader.schema.empty_table())
 
 
 def rows_by_key(table: str, keys: str, key: str = "namespace, entry_id") -> str:

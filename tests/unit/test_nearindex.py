@@ -149,6 +149,25 @@ def test_the_index_holds_exactly_what_a_full_night_stores(conn):
     assert lengths == [(CFG.lsh_bands,)]
 
 
+def test_a_full_night_in_passes_stores_the_index_and_pairs_of_one_pass(conn, monkeypatch):
+    """The full computation stores each pass's keys as the pass ends: in a pass per namespace, the index
+    and the pairs are those of one pass over every entry."""
+    day = FIRST + timedelta(days=8)
+    assert _night(conn, day) == "full"
+    index = "select * from core.near_duplicate_index order by all"
+    pairs = "select * from core.near_duplicate_pairs order by all"
+    once = conn.execute(index).fetchall(), conn.execute(pairs).fetchall()
+    stored = []
+    add = nearindex._add_to_index
+    monkeypatch.setattr(nearindex, "_add_to_index",
+                        lambda c, rows, knobs: (stored.append(rows.height), add(c, rows, knobs)))
+    conn.execute("delete from core.near_duplicate_index")
+    assert _stage(conn, as_of_for_night(day), replace(CFG, near_duplicate_chunk_entries=1)) == "full"
+    namespaces = conn.execute("select count(distinct namespace) from core.entries").fetchone()[0]
+    assert len(stored) == namespaces > 1 and sum(stored) == len(once[0])
+    assert (conn.execute(index).fetchall(), conn.execute(pairs).fetchall()) == once
+
+
 def test_an_index_stored_by_an_earlier_version_is_rebuilt_in_full(conn):
     """Version 3 stamped each row with the night (an as_of column): its table is dropped, not reused."""
     day = FIRST + timedelta(days=8)

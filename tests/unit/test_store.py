@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import duckdb
 import pytest
 
 from memcurator import store
@@ -52,6 +53,27 @@ def test_release_buffers_lets_the_cached_blocks_go_and_keeps_the_limit(monkeypat
         assert conn.execute(cached).fetchone()[0] < 16_000_000
         assert conn.execute("select current_setting('memory_limit')").fetchone()[0] == "953.6 MiB"  # 1 GB
         assert conn.execute("select count(distinct s) from core.t").fetchone()[0] == 1000000
+
+
+def test_a_read_with_buffers_held_low_caches_no_more_and_the_limit_comes_back(monkeypatch, tmp_path):
+    monkeypatch.setenv(store.MEMORY_LIMIT_ENV, "1GB")
+    cached = "select sum(memory_usage_bytes) from duckdb_memory()"
+    query = "select i, s from core.t where i % 3 = 0"
+    with store.connect(tmp_path / "s.duckdb") as conn:
+        conn.execute("create table core.t as "
+                     "select range as i, repeat(md5(range::varchar), 6) as s from range(1000000)")
+        conn.execute("checkpoint")
+        store.release_buffers(conn, floor="16MB")
+        with store.buffers_held_to(conn, "32MB"):
+            streamed = store.streamed_frame(conn, query, rows_per_batch=50_000)
+            assert conn.execute(cached).fetchone()[0] <= 32_000_000
+        assert conn.execute("select current_setting('memory_limit')").fetchone()[0] == "953.6 MiB"  # 1 GB
+        whole = conn.execute(query).pl()
+        assert streamed.n_chunks() > 1 and streamed.sort("i").equals(whole.sort("i"))  # (in no set order)
+        assert store.streamed_frame(conn, "select * from core.t where i < 0").equals(whole.clear())
+        with pytest.raises(duckdb.Error), store.buffers_held_to(conn, "32MB"):
+            conn.execute("select nothing from core.t")
+        assert conn.execute("select current_setting('memory_limit')").fetchone()[0] == "953.6 MiB"
 
 
 def test_a_bad_memory_limit_is_refused(monkeypatch):
