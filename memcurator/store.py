@@ -44,9 +44,20 @@ def memory_limit(events: int = 0) -> str:
     if value is None:
         return default_memory_limit(events, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     value = value.strip()
-    if not re.fullmatch(r"\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)", value):
+    if not _SIZE.fullmatch(value):
         raise ValueError(f"{MEMORY_LIMIT_ENV}={value!r}: expected a size such as 4GB or 512MiB")
     return value
+
+
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)")
+_UNIT_BYTES = {"KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+               "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+
+def size_bytes(size: str) -> float:
+    """Bytes of a size as memory_limit takes it (4GB, 512MiB)."""
+    number, unit = _SIZE.fullmatch(size.strip()).groups()
+    return float(number) * _UNIT_BYTES[unit]
 
 
 def default_memory_limit(events: int, ram_bytes: int) -> str:
@@ -141,11 +152,11 @@ def release_buffers(conn: duckdb.DuckDBPyConnection, floor: str = "256MB") -> No
 
 @contextmanager
 def buffers_held_to(conn: duckdb.DuckDBPyConnection, floor: str = "256MB") -> Iterator[None]:
-    """Within the block DuckDB's memory limit is ``floor``: it caches no more than that of what it reads
-    (release_buffers lets the cache go after). For a read streamed into polars, whose frames the cache
-    would sit beside; a query that needs more memory than ``floor`` fails in the block."""
+    """Within the block DuckDB's memory limit is ``floor`` (or the lower one connect set): it caches no more
+    than that of what it reads (release_buffers lets the cache go after). For a read streamed into polars,
+    whose frames the cache would sit beside; a query that needs more memory than that fails in the block."""
     limit = connection_memory_limit(conn)
-    if limit is None:  # not a connection of connect's
+    if limit is None or size_bytes(limit) <= size_bytes(floor):  # not connect's, or already as low
         yield
         return
     conn.execute(f"SET memory_limit = '{floor}'")

@@ -74,6 +74,9 @@ def test_a_read_with_buffers_held_low_caches_no_more_and_the_limit_comes_back(mo
         with pytest.raises(duckdb.Error), store.buffers_held_to(conn, "32MB"):
             conn.execute("select nothing from core.t")
         assert conn.execute("select current_setting('memory_limit')").fetchone()[0] == "953.6 MiB"
+    monkeypatch.setenv(store.MEMORY_LIMIT_ENV, "64MiB")  # a limit below the floor is never raised
+    with store.connect(tmp_path / "s.duckdb") as conn, store.buffers_held_to(conn, "1GB"):
+        assert conn.execute("select current_setting('memory_limit')").fetchone()[0] == "64.0 MiB"
 
 
 def test_a_bad_memory_limit_is_refused(monkeypatch):
