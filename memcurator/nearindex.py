@@ -182,9 +182,10 @@ def _full(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str) -> p
     # DuckDB keeps the blocks it read (the entry fold's, these texts) cached up to its memory limit; let go
     # before the arrays are built beside them, the 1M full night's peak RSS fell from 3.41-3.46 to 2.67-2.71 GB
     # (lab: the night in one process, RSS sampled), the stage as fast within the noise (10.6-12.0 s, 11.2-14.4).
-    # The texts are streamed in with the cache held to 1 GB (read whole, DuckDB held its result and the
-    # Arrow copy beside every block it had read): at 10M entries the derivation's peak RSS, in this stage,
-    # fell from 13,027 to 10,451 MB (make bench-10m; docs/performance.md)
+    # The texts are streamed in with the cache held to 1 GB (before, read whole by .pl() while the cache grew
+    # toward the limit, 7.3 GB at 10M, beside them) and each pass's keys stored as it ends: at 10M entries the
+    # derivation's peak RSS, in this stage, fell from 13,027 to 10,451 MB (make bench-10m, one run each; the
+    # keys stored per pass alone left it at 13,038 MB)
     release_buffers(conn)
     with buffers_held_to(conn, "1GB"):
         entries = streamed_frame(conn, f"select namespace, entry_id, norm_text, first_written_at, tags, "

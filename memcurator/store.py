@@ -167,8 +167,8 @@ def buffers_held_to(conn: duckdb.DuckDBPyConnection, floor: str = "256MB") -> It
 
 
 def streamed_frame(conn: duckdb.DuckDBPyConnection, query: str, rows_per_batch: int = 1 << 20) -> pl.DataFrame:
-    """The result of ``query`` as a polars frame, read in batches: ``.pl()`` has DuckDB hold the whole
-    result and convert it to Arrow beside it (twice the result at once), here a batch at a time is."""
+    """The result of ``query`` as a polars frame, fetched batch by batch, each batch's Arrow form let go once
+    polars holds it (``.pl()`` builds the whole result's Arrow table first)."""
     reader = conn.execute(query).fetch_record_batch(rows_per_batch)
     frames = [pl.from_arrow(batch) for batch in reader]
     return pl.concat(frames, rechunk=False) if frames else pl.from_arrow(reader.schema.empty_table())
