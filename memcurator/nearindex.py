@@ -195,14 +195,14 @@ def _full(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str) -> p
     conn.execute("drop table core.near_duplicate_index")  # a stored index of another version may have other columns
     ensure_table(conn, NEAR_DUPLICATE_INDEX)
 
-    def store(docs: pl.DataFrame, keys: pl.DataFrame) -> None:
+    def store_keys(docs: pl.DataFrame, keys: pl.DataFrame) -> None:
         # each pass's keys stored as the pass ends, none held to the end (every entry's band keys, 256 bytes
         # an entry, and their join with the fingerprints: 2.6 GB of band keys at 10M entries, twice)
         fingerprints = docs.select("namespace", "entry_id", "fingerprint")
         _add_to_index(conn, fingerprints.join(keys, on=["namespace", "entry_id"]), knobs)
         release_buffers(conn)  # the blocks just written stay cached otherwise, a pass's more each time
 
-    return clustering.pairs_and_keys_of_docs(docs, cfg, store)[0]
+    return clustering.pairs_and_keys_of_docs(docs, cfg, store_keys)[0]
 
 
 def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str, delta: bool = False) -> pl.DataFrame:
