@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 import duckdb
@@ -147,8 +147,17 @@ def pairs_and_keys_of_docs(ordered: pl.DataFrame, cfg: CurationConfig,
     that stores them holds one pass's keys, not every entry's (band keys alone are 256 bytes an entry)."""
     if ordered.height < 2:
         return pl.DataFrame(schema=_PAIR_SCHEMA), pl.DataFrame(schema=_KEY_SCHEMA)
+    return pairs_and_keys_of_passes(namespace_passes(ordered, cfg.near_duplicate_chunk_entries), cfg, keys_of_pass)
+
+
+def pairs_and_keys_of_passes(passes: Iterable[pl.DataFrame], cfg: CurationConfig,
+                             keys_of_pass: Callable[[pl.DataFrame, pl.DataFrame], None] | None = None,
+                             ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """pairs_and_keys_of_docs of the passes ``namespace_passes`` makes of entries numbered by
+    ``ordered_docs``, handed over one at a time (a caller that reads each pass when its turn comes
+    holds the texts of one pass)."""
     pairs, keys = [], []
-    for docs in namespace_passes(ordered, cfg.near_duplicate_chunk_entries):
+    for docs in passes:
         found, known = _pairs_of(docs, cfg)
         pairs.append(found)
         if keys_of_pass is None:
@@ -156,6 +165,8 @@ def pairs_and_keys_of_docs(ordered: pl.DataFrame, cfg: CurationConfig,
         else:
             keys_of_pass(docs, known)
     kept = pl.concat(keys) if keys else pl.DataFrame(schema=_KEY_SCHEMA)
+    if not pairs:
+        return pl.DataFrame(schema=_PAIR_SCHEMA), kept
     return pl.concat(pairs).sort("a", "b").select(list(_PAIR_SCHEMA)), kept
 
 

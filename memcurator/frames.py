@@ -15,6 +15,11 @@ def namespace_passes(frame: pl.DataFrame, rows_per_pass: int) -> Iterator[pl.Dat
         yield frame
         return
     sizes = frame.group_by("namespace", maintain_order=True).len()
-    passes = (sizes["len"].cum_sum() - 1) // max(rows_per_pass, 1)
+    passes = pass_numbers(sizes["len"], rows_per_pass)
     for index in passes.unique(maintain_order=True):
         yield frame.filter(pl.col("namespace").is_in(sizes.filter(passes == index)["namespace"].implode()))
+
+
+def pass_numbers(sizes: pl.Series, rows_per_pass: int) -> pl.Series:
+    """The pass of each namespace in ``namespace_passes``, from the namespaces' row counts in their order."""
+    return (sizes.cum_sum() - 1) // max(rows_per_pass, 1)

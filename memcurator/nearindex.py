@@ -23,6 +23,8 @@ so the tables stay a pure function of the log, the decisions, the configuration 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 
 import duckdb
@@ -30,8 +32,9 @@ import polars as pl
 
 from memcurator import changes, clustering, minhash, sql, text
 from memcurator.config import CurationConfig
-from memcurator.store import (buffers_held_to, ensure_table, registered, release_buffers, rows_by_key, streamed_frame,
-                              transaction)
+from memcurator.frames import pass_numbers
+from memcurator.store import (buffers_held_to, ensure_table, registered, release_buffers, rows_by_key, spill_space,
+                              streamed_frame, transaction)
 from memcurator.tables import NS, C, Table, register
 
 # Hashes do not compress: DuckDB would try each compression on every segment of them first (1M entries:
@@ -178,20 +181,20 @@ def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
 def _full(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str) -> pl.DataFrame:
     """Every entry's keys and pairs computed again; the index rebuilt from them. The entries are read
     once, with their fingerprints (without an index to compare with, a night does not read them first),
-    and numbered as they are read: the texts are held once while the passes run."""
+    and numbered as they are read; in more than one pass, they wait on disk by pass (``_spilled_passes``)."""
     # DuckDB keeps the blocks it read (the entry fold's, these texts) cached up to its memory limit; let go
     # before the arrays are built beside them, the 1M full night's peak RSS fell from 3.41-3.46 to 2.67-2.71 GB
     # (lab: the night in one process, RSS sampled), the stage as fast within the noise (10.6-12.0 s, 11.2-14.4).
-    # The texts are streamed in with the cache held to 1 GB (before, read whole by .pl() while the cache grew
-    # toward the limit, 7.3 GB at 10M, beside them) and each pass's keys stored as it ends: at 10M entries the
-    # derivation's peak RSS, in this stage, fell from 13,027 to 10,451 MB (make bench-10m, one run each; the
-    # keys stored per pass alone left it at 13,038 MB)
+    # The texts are streamed in with the cache held to 1 GB, and each pass's keys stored as it ends. Held
+    # whole, every entry's texts set the stage's peak RSS at 10M entries (make bench-10m: 10,466 MB); waiting
+    # on disk by pass, the stage alone peaked at 4,990-5,005 MB against 10,289, in 171-188 s against 177
+    # (lab, one store, two runs against one; at 1M, 1,735-1,779 MB against 2,000-2,020, as fast within the
+    # noise: 15.7-18.6 s against 16.9-17.2, two runs each). What grows pass by pass now is what the stage's
+    # transaction has written to the index (committed pass by pass in the lab, the 1M stage stayed flat;
+    # the index and the pairs change in one transaction).
     release_buffers(conn)
-    with buffers_held_to(conn, "1GB"):
-        entries = streamed_frame(conn, f"select namespace, entry_id, norm_text, first_written_at, tags, "
-                                       f"{FINGERPRINT} as fingerprint from core.entries")
-    docs = clustering.ordered_docs(entries)
-    del entries
+    sizes = conn.execute("select namespace, count(*) as len from core.entries group by namespace").pl().sort("namespace")
+    sizes = sizes.with_columns(pass_numbers(sizes["len"], cfg.near_duplicate_chunk_entries).alias("pass"))
     conn.execute("drop table core.near_duplicate_index")  # a stored index of another version may have other columns
     ensure_table(conn, NEAR_DUPLICATE_INDEX)
 
@@ -202,7 +205,47 @@ def _full(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str) -> p
         _add_to_index(conn, fingerprints.join(keys, on=["namespace", "entry_id"]), knobs)
         release_buffers(conn)  # the blocks just written stay cached otherwise, a pass's more each time
 
-    return clustering.pairs_and_keys_of_docs(docs, cfg, store_keys)[0]
+    if sizes["pass"].n_unique() <= 1:
+        with buffers_held_to(conn, "1GB"):
+            docs = clustering.ordered_docs(streamed_frame(conn, f"select {ENTRY_COLUMNS} from core.entries"))
+        return clustering.pairs_and_keys_of_docs(docs, cfg, store_keys)[0]
+    with _spilled_passes(conn, sizes) as passes:
+        return clustering.pairs_and_keys_of_passes(passes, cfg, store_keys)[0]
+
+
+# What the stage reads of every entry in a full night.
+ENTRY_COLUMNS = f"namespace, entry_id, norm_text, first_written_at, tags, {FINGERPRINT} as fingerprint"
+
+
+@contextmanager
+def _spilled_passes(conn: duckdb.DuckDBPyConnection, sizes: pl.DataFrame,
+                    rows_per_batch: int = 1 << 18) -> Iterator[Iterator[pl.DataFrame]]:
+    """The entries as ``namespace_passes`` gives them from ``ordered_docs``, one pass at a time (``sizes``:
+    namespace, len and pass, in namespace order). They are read from the store once and written by pass
+    to files beside it (store.spill_space); a pass is read back, sorted and numbered when its turn comes
+    (its docs start after those of the passes before it). So the texts of one pass are held, not every
+    entry's."""
+    offsets = (sizes.group_by("pass", maintain_order=True).agg(pl.col("len").sum())
+               .with_columns((pl.col("len").cum_sum() - pl.col("len")).alias("start")))
+    with spill_space(conn, "passes") as folder:
+        with registered(conn, entry_passes=sizes.select("namespace", "pass")), buffers_held_to(conn, "1GB"):
+            reader = conn.execute(f"select e.*, p.pass from (select {ENTRY_COLUMNS} from core.entries) as e "
+                                  "inner join entry_passes as p using (namespace)").fetch_record_batch(rows_per_batch)
+            for number, batch in enumerate(reader):
+                for (index,), part in pl.from_arrow(batch).partition_by("pass", as_dict=True,
+                                                                         include_key=False).items():
+                    part.write_ipc(folder / f"{index}-{number}.arrow")
+
+        def passes() -> Iterator[pl.DataFrame]:
+            for index, start in offsets.select("pass", "start").iter_rows():
+                files = sorted(folder.glob(f"{index}-*.arrow"))
+                docs = (pl.concat([pl.read_ipc(f) for f in files]).sort("namespace", "first_written_at", "entry_id")
+                        .with_row_index("doc", offset=start).with_columns(pl.col("doc").cast(pl.Int64)))
+                for f in files:
+                    f.unlink()
+                yield docs
+
+        yield passes()
 
 
 def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str, delta: bool = False) -> pl.DataFrame:

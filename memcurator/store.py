@@ -11,6 +11,7 @@ import hashlib
 import os
 import re
 import shutil
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
@@ -172,6 +173,19 @@ def streamed_frame(conn: duckdb.DuckDBPyConnection, query: str, rows_per_batch: 
     reader = conn.execute(query).fetch_record_batch(rows_per_batch)
     frames = [pl.from_arrow(batch) for batch in reader]
     return pl.concat(frames, rechunk=False) if frames else pl.from_arrow(reader.schema.empty_table())
+
+
+@contextmanager
+def spill_space(conn: duckdb.DuckDBPyConnection, name: str) -> Iterator[Path]:
+    """A folder for work too large to hold, removed after: beside the store's file, named after it (the
+    system's temporary folder for a store in memory). Only one process writes a store, so a folder of
+    that name is left by a night that was killed: it is removed first."""
+    path = conn.execute("select path from duckdb_databases() where database_name = current_database()").fetchone()[0]
+    folder, prefix = (Path(path).parent, f"{Path(path).name}.{name}-") if path else (None, f"memcurator-{name}-")
+    for stale in folder.glob(prefix + "*") if folder else ():
+        shutil.rmtree(stale, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=folder) as made:
+        yield Path(made)
 
 
 def rows_by_key(table: str, keys: str, key: str = "namespace, entry_id") -> str:

@@ -14,6 +14,7 @@ from memcurator import changes, clustering, demo, ingest, nearindex, night, stor
 from memcurator.config import CurationConfig
 from memcurator.crash import table_hashes
 from memcurator.entries import as_of_for_night
+from memcurator.frames import namespace_passes, pass_numbers
 from memcurator.home import Home
 
 CFG = CurationConfig()
@@ -166,6 +167,31 @@ def test_a_full_night_in_passes_stores_the_index_and_pairs_of_one_pass(conn, mon
     namespaces = conn.execute("select count(distinct namespace) from core.entries").fetchone()[0]
     assert len(stored) == namespaces > 1 and sum(stored) == len(once[0])
     assert (conn.execute(index).fetchall(), conn.execute(pairs).fetchall()) == once
+
+
+def test_spilled_passes_are_the_passes_of_the_numbered_entries_and_leave_no_files(conn, tmp_path):
+    """A full night in several passes reads each pass back from disk: the same frames namespace_passes
+    makes of every entry numbered at once, in a folder beside the store that is gone after, also when
+    the passes stop on an error; one a killed night left is removed."""
+    _night(conn, FIRST + timedelta(days=8))
+    entries = conn.execute(f"select {nearindex.ENTRY_COLUMNS} from core.entries").pl()
+    want = list(namespace_passes(clustering.ordered_docs(entries), 700))
+    sizes = conn.execute("select namespace, count(*) as len from core.entries group by namespace").pl().sort("namespace")
+    sizes = sizes.with_columns(pass_numbers(sizes["len"], 700).alias("pass"))
+    beside = lambda: sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("store.duckdb.passes-"))  # noqa: E731
+    (tmp_path / "store.duckdb.passes-killed").mkdir()  # left by a night that was killed
+    (tmp_path / "store.duckdb.passes-killed" / "0-0.arrow").write_bytes(b"")
+    with nearindex._spilled_passes(conn, sizes, rows_per_batch=500) as passes:
+        assert len(beside()) == 1 and beside() != ["store.duckdb.passes-killed"]
+        got = list(passes)
+    assert 1 < len(want) < sizes.height and len(got) == len(want)
+    for frame, expected in zip(got, want):
+        assert frame.equals(expected)
+    assert beside() == []
+    with pytest.raises(RuntimeError), nearindex._spilled_passes(conn, sizes, rows_per_batch=500) as passes:
+        next(passes)
+        raise RuntimeError("a pass failed")
+    assert beside() == []
 
 
 def test_an_index_stored_by_an_earlier_version_is_rebuilt_in_full(conn):

@@ -104,3 +104,15 @@ def test_a_store_named_after_one_of_its_schemas_is_refused_with_the_reason(tmp_p
     assert not (tmp_path / f"{name}.duckdb").exists()
     with store.connect(tmp_path / "store.duckdb") as conn:
         store.ensure_table(conn, ENTRIES)
+
+
+def test_spill_space_of_a_store_in_memory_is_a_fresh_temporary_folder_others_are_left(tmp_path, monkeypatch):
+    """Without a store's file there is no folder to own: the system's temporary folder is used, and
+    what other processes keep there is not touched."""
+    monkeypatch.setattr(store.tempfile, "tempdir", str(tmp_path))
+    other = tmp_path / "memcurator-passes-other"
+    other.mkdir()
+    with duckdb.connect() as conn, store.spill_space(conn, "passes") as folder:
+        assert folder.parent == tmp_path and folder.name.startswith("memcurator-passes-") and folder != other
+        (folder / "part").write_bytes(b"1")
+    assert not folder.exists() and other.exists()
