@@ -182,8 +182,9 @@ def spill_space(conn: duckdb.DuckDBPyConnection, name: str) -> Iterator[Path]:
     that name is left by a night that was killed: it is removed first."""
     path = conn.execute("select path from duckdb_databases() where database_name = current_database()").fetchone()[0]
     folder, prefix = (Path(path).parent, f"{Path(path).name}.{name}-") if path else (None, f"memcurator-{name}-")
-    for stale in folder.glob(prefix + "*") if folder else ():
-        shutil.rmtree(stale, ignore_errors=True)
+    for stale in folder.iterdir() if folder else ():
+        if stale.name.startswith(prefix) and stale.is_dir():
+            shutil.rmtree(stale, ignore_errors=True)
     with tempfile.TemporaryDirectory(prefix=prefix, dir=folder) as made:
         yield Path(made)
 

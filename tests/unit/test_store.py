@@ -116,3 +116,15 @@ def test_spill_space_of_a_store_in_memory_is_a_fresh_temporary_folder_others_are
         assert folder.parent == tmp_path and folder.name.startswith("memcurator-passes-") and folder != other
         (folder / "part").write_bytes(b"1")
     assert not folder.exists() and other.exists()
+
+
+def test_spill_space_removes_what_a_killed_night_of_its_store_left_and_no_other_stores(tmp_path):
+    """The folder left by a killed night of this store goes; another store's beside it stays (names are
+    compared as they are: a file name may hold characters a pattern would read)."""
+    left, other = tmp_path / "a[1].duckdb.passes-killed", tmp_path / "a1.duckdb.passes-running"
+    left.mkdir()
+    other.mkdir()
+    with store.connect(tmp_path / "a[1].duckdb") as conn, store.spill_space(conn, "passes") as folder:
+        assert folder.parent == tmp_path and folder.name.startswith("a[1].duckdb.passes-")
+        assert not left.exists() and other.exists()
+    assert not folder.exists() and other.exists()
