@@ -125,11 +125,12 @@ def near_duplicate_pairs(entries: pl.DataFrame, cfg: CurationConfig) -> pl.DataF
     return near_duplicate_pairs_and_keys(entries, cfg)[0]
 
 
-def ordered_docs(entries: pl.DataFrame) -> pl.DataFrame:
-    """Entries numbered in write order within each namespace: a pair's ``a`` is its older entry."""
+def ordered_docs(entries: pl.DataFrame, first: int = 0) -> pl.DataFrame:
+    """Entries numbered in write order within each namespace: a pair's ``a`` is its older entry. Numbered
+    from ``first``: the entries of a pass of whole namespaces start after those of the passes before it."""
     if "tags" not in entries.columns:
         entries = entries.with_columns(pl.lit([], dtype=pl.List(pl.String)).alias("tags"))
-    return (entries.sort("namespace", "first_written_at", "entry_id").with_row_index("doc")
+    return (entries.sort("namespace", "first_written_at", "entry_id").with_row_index("doc", offset=first)
             .with_columns(pl.col("doc").cast(pl.Int64)))
 
 

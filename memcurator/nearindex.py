@@ -222,9 +222,8 @@ def _spilled_passes(conn: duckdb.DuckDBPyConnection, sizes: pl.DataFrame,
                     rows_per_batch: int = 1 << 18) -> Iterator[Iterator[pl.DataFrame]]:
     """The entries as ``namespace_passes`` gives them from ``ordered_docs``, one pass at a time (``sizes``:
     namespace, len and pass, in namespace order). They are read from the store once and written by pass
-    to files beside it (store.spill_space); a pass is read back, sorted and numbered when its turn comes
-    (its docs start after those of the passes before it). So the texts of one pass are held, not every
-    entry's."""
+    to files beside it (store.spill_space); a pass is read back and numbered when its turn comes. So the
+    texts of one pass are held, not every entry's."""
     offsets = (sizes.group_by("pass", maintain_order=True).agg(pl.col("len").sum())
                .with_columns((pl.col("len").cum_sum() - pl.col("len")).alias("start")))
     with spill_space(conn, "passes") as folder:
@@ -239,8 +238,7 @@ def _spilled_passes(conn: duckdb.DuckDBPyConnection, sizes: pl.DataFrame,
         def passes() -> Iterator[pl.DataFrame]:
             for index, start in offsets.select("pass", "start").iter_rows():
                 files = sorted(folder.glob(f"{index}-*.arrow"))
-                docs = (pl.concat([pl.read_ipc(f) for f in files]).sort("namespace", "first_written_at", "entry_id")
-                        .with_row_index("doc", offset=start).with_columns(pl.col("doc").cast(pl.Int64)))
+                docs = clustering.ordered_docs(pl.concat([pl.read_ipc(f) for f in files]), first=start)
                 for f in files:
                     f.unlink()
                 yield docs
