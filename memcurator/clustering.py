@@ -166,8 +166,6 @@ def pairs_and_keys_of_passes(passes: Iterable[pl.DataFrame], cfg: CurationConfig
         else:
             keys_of_pass(docs, known)
     kept = pl.concat(keys) if keys else pl.DataFrame(schema=_KEY_SCHEMA)
-    if not pairs:
-        return pl.DataFrame(schema=_PAIR_SCHEMA), kept
     return pl.concat(pairs).sort("a", "b").select(list(_PAIR_SCHEMA)), kept
 
 
