@@ -33,8 +33,8 @@ import polars as pl
 from memcurator import changes, clustering, minhash, sql, text
 from memcurator.config import CurationConfig
 from memcurator.frames import pass_numbers
-from memcurator.store import (buffers_held_to, ensure_table, registered, release_buffers, rows_by_key, spill_space,
-                              streamed_frame, transaction)
+from memcurator.store import (buffers_held_to, ensure_table, registered, release_buffers, remove_spills, rows_by_key,
+                              spill_space, streamed_frame, transaction)
 from memcurator.tables import NS, C, Table, register
 
 # Hashes do not compress: DuckDB would try each compression on every segment of them first (1M entries:
@@ -156,6 +156,7 @@ def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
 
     Rewrites the index; the caller writes the pairs in the same transaction."""
     ensure_table(conn, NEAR_DUPLICATE_INDEX)
+    remove_spills(conn, SPILL)  # what a full night killed mid-pass left, whichever way this night goes
     knobs = params(cfg)
     entries_now, before = changes.input_changes(conn, INDEX_NAME, knobs, ["core.entries"], as_of)
     try:
@@ -217,6 +218,9 @@ def _full(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str) -> p
 ENTRY_COLUMNS = f"namespace, entry_id, norm_text, first_written_at, tags, {FINGERPRINT} as fingerprint"
 
 
+SPILL = "passes"  # the name of the folders _spilled_passes writes beside the store (store.spill_space)
+
+
 @contextmanager
 def _spilled_passes(conn: duckdb.DuckDBPyConnection, sizes: pl.DataFrame,
                     rows_per_batch: int = 1 << 18) -> Iterator[Iterator[pl.DataFrame]]:
@@ -226,7 +230,7 @@ def _spilled_passes(conn: duckdb.DuckDBPyConnection, sizes: pl.DataFrame,
     texts of one pass are held, not every entry's."""
     offsets = (sizes.group_by("pass", maintain_order=True).agg(pl.col("len").sum())
                .with_columns((pl.col("len").cum_sum() - pl.col("len")).alias("start")))
-    with spill_space(conn, "passes") as folder:
+    with spill_space(conn, SPILL) as folder:
         with registered(conn, entry_passes=sizes.select("namespace", "pass")), buffers_held_to(conn, "1GB"):
             reader = conn.execute(f"select e.*, p.pass from (select {ENTRY_COLUMNS} from core.entries) as e "
                                   "inner join entry_passes as p using (namespace)").fetch_record_batch(rows_per_batch)

@@ -175,16 +175,31 @@ def streamed_frame(conn: duckdb.DuckDBPyConnection, query: str, rows_per_batch: 
     return pl.concat(frames, rechunk=False) if frames else pl.from_arrow(reader.schema.empty_table())
 
 
+def _spill_place(conn: duckdb.DuckDBPyConnection, name: str) -> tuple[Path | None, str]:
+    """The folder spill folders of ``name`` go in (None: the system's temporary one) and their prefix."""
+    path = conn.execute("select path from duckdb_databases() where database_name = current_database()").fetchone()[0]
+    return (Path(path).parent, f"{Path(path).name}.{name}-") if path else (None, f"memcurator-{name}-")
+
+
+def remove_spills(conn: duckdb.DuckDBPyConnection, name: str) -> list[str]:
+    """Remove the ``spill_space`` folders of ``name`` beside the store: only one process writes a store,
+    so outside a ``spill_space`` block they are what a killed night left. A stage that may spill calls
+    it every night, not only on the nights it spills (at 10M entries the near-duplicate stage's full
+    night leaves ~4 GB, and a store's nights are mostly incremental). Returns the names removed."""
+    folder, prefix = _spill_place(conn, name)
+    stale = [p for p in folder.iterdir() if p.name.startswith(prefix) and p.is_dir()] if folder else []
+    for path in stale:
+        shutil.rmtree(path, ignore_errors=True)
+    return sorted(p.name for p in stale)
+
+
 @contextmanager
 def spill_space(conn: duckdb.DuckDBPyConnection, name: str) -> Iterator[Path]:
     """A folder for work too large to hold, removed after: beside the store's file, named after it (the
-    system's temporary folder for a store in memory). Only one process writes a store, so a folder of
-    that name is left by a night that was killed: it is removed first."""
-    path = conn.execute("select path from duckdb_databases() where database_name = current_database()").fetchone()[0]
-    folder, prefix = (Path(path).parent, f"{Path(path).name}.{name}-") if path else (None, f"memcurator-{name}-")
-    for stale in folder.iterdir() if folder else ():
-        if stale.name.startswith(prefix) and stale.is_dir():
-            shutil.rmtree(stale, ignore_errors=True)
+    system's temporary folder for a store in memory, where nothing is removed first: others' folders
+    may be there). One a killed night left is removed first (``remove_spills``)."""
+    remove_spills(conn, name)
+    folder, prefix = _spill_place(conn, name)
     with tempfile.TemporaryDirectory(prefix=prefix, dir=folder) as made:
         yield Path(made)
 

@@ -211,6 +211,19 @@ def test_an_index_stored_by_an_earlier_version_is_rebuilt_in_full(conn):
     _assert_full_pairs(conn)
 
 
+def test_an_incremental_night_removes_the_pass_files_a_killed_full_night_left(conn, tmp_path):
+    """A full night killed mid-pass leaves its folder beside the store; nights are mostly incremental,
+    and the next one removes it (a 10M full night's is ~4 GB)."""
+    day = FIRST + timedelta(days=8)
+    assert _night(conn, day) == "full"
+    left = tmp_path / f"store.duckdb.{nearindex.SPILL}-killed"
+    left.mkdir()
+    (left / "0-0.arrow").write_bytes(b"")
+    assert _stage(conn, as_of_for_night(day)) == "incremental"
+    assert not left.exists()
+    _assert_full_pairs(conn)
+
+
 def _assert_full_clusters(conn) -> int:
     """The stored clusters are those of clustering every entry's edges again."""
     entries = conn.execute("select namespace, entry_id, first_written_at from core.entries").pl()

@@ -128,3 +128,21 @@ def test_spill_space_removes_what_a_killed_night_of_its_store_left_and_no_other_
         assert folder.parent == tmp_path and folder.name.startswith("a[1].duckdb.passes-")
         assert not left.exists() and other.exists()
     assert not folder.exists() and other.exists()
+
+
+def test_remove_spills_removes_only_its_stores_folders_of_that_name(tmp_path, monkeypatch):
+    """Outside a spill_space block, a store's folders of a name are what a killed night left: they go;
+    another name's, another store's and a file of that name stay. A store in memory owns none."""
+    for name in ("s.duckdb.passes-killed", "s.duckdb.passes-older", "s.duckdb.other-x", "t.duckdb.passes-x"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "s.duckdb.passes-file").write_bytes(b"")
+    with store.connect(tmp_path / "s.duckdb") as conn:
+        assert store.remove_spills(conn, "passes") == ["s.duckdb.passes-killed", "s.duckdb.passes-older"]
+        assert store.remove_spills(conn, "passes") == []
+    assert sorted(p.name for p in tmp_path.iterdir() if ".duckdb." in p.name) == [
+        "s.duckdb.other-x", "s.duckdb.passes-file", "t.duckdb.passes-x"]
+    monkeypatch.setattr(store.tempfile, "tempdir", str(tmp_path))
+    (tmp_path / "memcurator-passes-other").mkdir()
+    with duckdb.connect() as conn:
+        assert store.remove_spills(conn, "passes") == []
+    assert (tmp_path / "memcurator-passes-other").exists()
