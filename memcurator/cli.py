@@ -511,6 +511,42 @@ def crash_test_command(kills: int = typer.Option(20, help="How many runs to kill
         raise typer.Exit(1)
 
 
+@app.command("rederive-check")
+def rederive_check_command(night: Optional[str] = typer.Option(None, help="Night to derive again (YYYY-MM-DD); "
+                                                                          "default the last one the store derived."),
+                           home: Optional[Path] = HomeOption,
+                           out: Optional[Path] = typer.Option(None, "--out", help="Write the comparison as JSON here.")) -> None:
+    """Derive the store's night again from its log alone and compare every table with the store's, row for
+    row: the incremental nights must give the full derivation's tables. Exits 1 on any difference."""
+    import orjson
+
+    from memcurator.entries import as_of_for_night
+    from memcurator.rederive import StoreChanged, rederive_check
+
+    h = _home(home)
+    try:
+        report = rederive_check(h.store, as_of_for_night(night) if night else None)
+    except (ValueError, StoreChanged) as error:
+        console.print(f"[red]{error}[/]")
+        raise typer.Exit(1)
+    table = RichTable("table", "stored rows", "re-derived rows", "only stored", "only re-derived", "identical")
+    for t in report.tables:
+        rows = lambda n: "-" if n is None else f"{n:,}"  # noqa: E731
+        table.add_row(t.table, rows(t.stored_rows), rows(t.rederived_rows), f"{t.only_stored:,}",
+                      f"{t.only_rederived:,}", "yes" if t.identical else ("[red]NO[/]" if t.same_columns
+                                                                          else "[red]NO (columns or definition)[/]"))
+    console.print(table)
+    differing = [t.table for t in report.tables if not t.identical]
+    console.print(f"night as of {report.as_of:%Y-%m-%d %H:%M}, {report.events:,} events: "
+                  + ("every table identical to the full derivation" if not differing
+                     else f"[red]{len(differing)} differ[/]: {', '.join(differing)}"))
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2))
+    if differing:
+        raise typer.Exit(1)
+
+
 @app.command("report")
 def report_command(out: Path = typer.Option(Path("reports/store-health.html"), "--out", help="The HTML file to write."),
                    home: Optional[Path] = HomeOption) -> None:

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 from memcurator import sql
 from memcurator.secrets import redact_sql
 from memcurator.config import CurationConfig
-from memcurator.store import ensure_table, registered
+from memcurator.store import ensure_table, path_literal, registered
 from memcurator.tables import CURATOR_DECISIONS, EVENTS, LANDED_FILES, QUARANTINE
 
 ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}"
@@ -363,15 +363,10 @@ def _write_lake(conn: duckdb.DuckDBPyConnection, lake: Path, file_sha: str) -> N
         tmp = folder / f".{file_sha[:16]}.parquet.tmp"
         conn.execute(
             f"COPY (SELECT {EVENTS.select_list()} FROM new_events "
-            f"WHERE strftime(ts, '%Y-%m-%d') = $day ORDER BY event_id) TO '{_sql_path(tmp)}' (FORMAT parquet)",
+            f"WHERE strftime(ts, '%Y-%m-%d') = $day ORDER BY event_id) TO '{path_literal(tmp)}' (FORMAT parquet)",
             {"day": day},
         )
         os.replace(tmp, final)
-
-
-def _sql_path(path: Path) -> str:
-    """Paths go into COPY as literals (DuckDB does not bind them); only our own paths get here."""
-    return str(path).replace("'", "''")
 
 
 def ingest_landing(conn: duckdb.DuckDBPyConnection, landing: Path, lake: Path | None,

@@ -124,7 +124,7 @@ def _purge_decisions(home: Home, conn: duckdb.DuckDBPyConnection, target: str, r
 
 def _purge_lake(home: Home, conn: duckdb.DuckDBPyConnection, kind: str, target: str, receipt: PurgeReceipt) -> None:
     for path in sorted((home.lake / "events").rglob("*.parquet")):
-        source = ingest._sql_path(path)
+        source = store.path_literal(path)
         hit = conn.execute(f"select count(*) from read_parquet('{source}') where {kind} = ?", [target]).fetchone()[0]
         if not hit:
             continue
@@ -132,7 +132,7 @@ def _purge_lake(home: Home, conn: duckdb.DuckDBPyConnection, kind: str, target: 
         if left:
             tmp = path.with_name(f".{path.name}.purge.tmp")
             conn.execute(f"COPY (select * from read_parquet('{source}') where {kind} is distinct from $target "
-                         f"order by event_id) TO '{ingest._sql_path(tmp)}' (FORMAT parquet)", {"target": target})
+                         f"order by event_id) TO '{store.path_literal(tmp)}' (FORMAT parquet)", {"target": target})
             os.replace(tmp, path)
         else:
             path.unlink()
@@ -148,7 +148,7 @@ def _compact(path: Path) -> None:
     with store.connect(path) as conn:
         conn.execute("CHECKPOINT")
         name = conn.execute("select current_database()").fetchone()[0]
-        conn.execute(f"ATTACH '{ingest._sql_path(fresh)}' AS fresh")
+        conn.execute(f"ATTACH '{store.path_literal(fresh)}' AS fresh")
         conn.execute(f'COPY FROM DATABASE "{name}" TO fresh')
         conn.execute("DETACH fresh")
     os.replace(fresh, path)

@@ -131,6 +131,12 @@ def transaction(conn: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConn
         raise
 
 
+def path_literal(path: Path | str) -> str:
+    """A path as the inside of a SQL string literal: COPY and ATTACH take paths as literals (DuckDB does
+    not bind them); only our own paths get here."""
+    return str(path).replace("'", "''")
+
+
 def table_exists(conn: duckdb.DuckDBPyConnection, schema: str, name: str) -> bool:
     """A stored table of that name (a view is not one)."""
     return conn.execute("select count(*) from duckdb_tables() where schema_name = ? and table_name = ?",
@@ -175,18 +181,21 @@ def streamed_frame(conn: duckdb.DuckDBPyConnection, query: str, rows_per_batch: 
     return pl.concat(frames, rechunk=False) if frames else pl.from_arrow(reader.schema.empty_table())
 
 
-def _spill_place(conn: duckdb.DuckDBPyConnection, name: str) -> tuple[Path | None, str]:
-    """The folder spill folders of ``name`` go in (None: the system's temporary one) and their prefix."""
-    path = conn.execute("select path from duckdb_databases() where database_name = current_database()").fetchone()[0]
+def _spill_place(where: duckdb.DuckDBPyConnection | Path, name: str) -> tuple[Path | None, str]:
+    """The folder the spill folders of ``name`` go in (None: the system's temporary one) and their prefix;
+    ``where`` is a connection to the store or the store's file."""
+    path = where if isinstance(where, Path) else where.execute(
+        "select path from duckdb_databases() where database_name = current_database()").fetchone()[0]
     return (Path(path).parent, f"{Path(path).name}.{name}-") if path else (None, f"memcurator-{name}-")
 
 
-def remove_spills(conn: duckdb.DuckDBPyConnection, name: str) -> list[str]:
-    """Remove the ``spill_space`` folders of ``name`` beside the store: only one process writes a store,
-    so outside a ``spill_space`` block they are what a killed night left. A stage that may spill calls
-    it every night, not only on the nights it spills (at 10M entries the near-duplicate stage's full
-    night leaves ~4 GB, and a store's nights are mostly incremental). Returns the names removed."""
-    folder, prefix = _spill_place(conn, name)
+def remove_spills(where: duckdb.DuckDBPyConnection | Path, name: str) -> list[str]:
+    """Remove the ``spill_space`` folders of ``name`` beside the store (``where``: a connection to it, or
+    its file): only one process writes a store, so outside a ``spill_space`` block they are what a
+    killed night left. A stage that may spill calls it every night, not only on the nights it spills
+    (at 10M entries the near-duplicate stage's full night leaves ~4 GB, and a store's nights are mostly
+    incremental). Returns the names removed."""
+    folder, prefix = _spill_place(where, name)
     stale = [p for p in folder.iterdir() if p.name.startswith(prefix) and p.is_dir()] if folder else []
     for path in stale:
         shutil.rmtree(path, ignore_errors=True)
@@ -194,12 +203,13 @@ def remove_spills(conn: duckdb.DuckDBPyConnection, name: str) -> list[str]:
 
 
 @contextmanager
-def spill_space(conn: duckdb.DuckDBPyConnection, name: str) -> Iterator[Path]:
-    """A folder for work too large to hold, removed after: beside the store's file, named after it (the
-    system's temporary folder for a store in memory, where nothing is removed first: others' folders
-    may be there). One a killed night left is removed first (``remove_spills``)."""
-    remove_spills(conn, name)
-    folder, prefix = _spill_place(conn, name)
+def spill_space(where: duckdb.DuckDBPyConnection | Path, name: str) -> Iterator[Path]:
+    """A folder for work too large to hold, removed after: beside the store's file (``where``: a
+    connection to the store, or its file), named after it (the system's temporary folder for a store
+    in memory, where nothing is removed first: others' folders may be there). One a killed night left is
+    removed first (``remove_spills``)."""
+    remove_spills(where, name)
+    folder, prefix = _spill_place(where, name)
     with tempfile.TemporaryDirectory(prefix=prefix, dir=folder) as made:
         yield Path(made)
 

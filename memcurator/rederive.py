@@ -1,0 +1,157 @@
+"""The reproducibility check of incremental nights: derive the store's last night again from its log
+alone and compare every table with the store's, row for row.
+
+A night reuses the night before's work (memcurator/changes.py and the tables of night.SIDE_TABLES);
+the tables must stay a pure function of the log, the curator decisions, the settings and as_of, as
+the full derivation computes them. ``rederive_check`` copies the store's inputs (shards.SHARD_INPUTS:
+the events and the curator decisions) into a scratch store in a folder beside the store, derives the
+night there from nothing (no table to reuse, so every stage derives in full), and compares each
+table of the core and mart schemas by multiset difference in DuckDB (the health history, kept across
+nights, by its slice of that night) and each view by its definition. The store is read twice, to copy
+its inputs and to compare, and not held between: a night that ran in between is reported, not
+compared. The scratch folder is removed after (a killed check's, by the next check).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+
+import duckdb
+
+from memcurator import night, store
+from memcurator.config import CurationConfig
+from memcurator.ingest import ensure_raw_tables
+from memcurator.shards import HISTORY_TABLES, SHARD_INPUTS
+
+COMPARED_SCHEMAS = ("core", "mart")
+SCRATCH = "rederive"  # the name of the scratch folders beside the store (store.spill_space)
+
+
+@dataclass(frozen=True)
+class TableComparison:
+    """One table (or view) of the store against its re-derivation."""
+
+    table: str
+    stored_rows: int | None  # None: the store has no such table
+    rederived_rows: int | None
+    only_stored: int  # rows (counted with their copies) the store has and the re-derivation has not
+    only_rederived: int
+    same_columns: bool = True  # for a view: the same definition
+
+    @property
+    def identical(self) -> bool:
+        return (self.same_columns and self.stored_rows == self.rederived_rows and not self.only_stored
+                and not self.only_rederived)
+
+
+@dataclass(frozen=True)
+class RederiveReport:
+    as_of: datetime
+    events: int
+    tables: list[TableComparison]
+
+    @property
+    def identical(self) -> bool:
+        return all(t.identical for t in self.tables)
+
+    def as_dict(self) -> dict:
+        return {"as_of": self.as_of.isoformat(), "events": self.events, "identical": self.identical,
+                "tables": [asdict(t) | {"identical": t.identical} for t in self.tables]}
+
+
+class StoreChanged(RuntimeError):
+    """The store was written while the check derived its night again."""
+
+
+def last_night(conn: duckdb.DuckDBPyConnection) -> datetime | None:
+    """The as_of of the last night derived in the store (None: none yet)."""
+    if not store.table_exists(conn, "work", "refreshes"):
+        return None
+    return conn.execute("select max(as_of) from work.refreshes").fetchone()[0]
+
+
+def _generations(conn: duckdb.DuckDBPyConnection, catalog: str) -> list[tuple]:
+    """What identifies the state of a store's derived tables: each refresh's generation (a night writes
+    them all) and the size of the log."""
+    return conn.execute(f"select table_name, generation from {catalog}.work.refreshes order by all").fetchall() + \
+        conn.execute(f"select count(*) from {catalog}.raw.events").fetchall()
+
+
+def rederive_check(store_path: Path, as_of: datetime | None = None,
+                   cfg: CurationConfig = CurationConfig()) -> RederiveReport:
+    """Derive the store's night ``as_of`` (default: the last one it derived) again from its inputs alone
+    and compare every table; raises ValueError for a store without a derived night, StoreChanged when a
+    night wrote the store meanwhile."""
+    store_path = Path(store_path).resolve()
+    if not store_path.exists():
+        raise ValueError(f"{store_path}: no store there")
+    with store.connect(store_path, read_only=True) as conn:
+        as_of = as_of or last_night(conn)
+    if as_of is None:
+        raise ValueError(f"{store_path}: the store has no derived night yet (run `memcurator run` first)")
+    with store.spill_space(store_path, SCRATCH) as folder:
+        scratch = folder / "rederived.duckdb"
+        with store.connect(scratch) as conn:
+            ensure_raw_tables(conn)
+            _attach(conn, store_path)
+            before = _generations(conn, "stored")
+            for table in SHARD_INPUTS:
+                conn.execute(f"insert into {table.qualified} select {table.select_list('q')} "
+                             f"from stored.{table.qualified} as q")
+            conn.execute("detach stored")
+        # a connection of its own: connect sizes DuckDB's memory limit by the events the store holds
+        with store.connect(scratch) as conn:
+            night.derive_night(conn, as_of, cfg)
+        # compared from a connection of its own too: DuckDB gives a view's definition as it was written
+        # until the file is opened again, then as it reads it back (spelled otherwise: compared alike)
+        with store.connect(scratch, read_only=True) as conn:
+            events = conn.execute("select count(*) from raw.events").fetchone()[0]
+            _attach(conn, store_path)
+            if _generations(conn, "stored") != before:
+                raise StoreChanged(f"{store_path} was written while its night was derived again: check again")
+            tables = _compare(conn, as_of)
+    return RederiveReport(as_of, events, tables)
+
+
+def _attach(conn: duckdb.DuckDBPyConnection, store_path: Path) -> None:
+    conn.execute(f"attach '{store.path_literal(store_path)}' as stored (read_only)")
+
+
+def _names(conn: duckdb.DuckDBPyConnection, catalog: str, kind: str) -> dict[str, str]:
+    """The base tables (their columns) or the views (their definitions) of the compared schemas."""
+    if kind == "table":
+        rows = conn.execute("select schema_name || '.' || table_name, string_agg(column_name || ' ' || data_type, ', ' "
+                            "order by column_index) from duckdb_columns() where database_name = $c and "
+                            "schema_name in (select unnest($s)) and table_name in (select table_name from "
+                            "duckdb_tables() where database_name = $c) group by all",
+                            {"c": catalog, "s": list(COMPARED_SCHEMAS)}).fetchall()
+    else:
+        rows = conn.execute("select schema_name || '.' || view_name, sql from duckdb_views() where database_name = $c "
+                            "and schema_name in (select unnest($s))", {"c": catalog, "s": list(COMPARED_SCHEMAS)}).fetchall()
+    return dict(rows)
+
+
+def _compare(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> list[TableComparison]:
+    here = conn.execute("select current_database()").fetchone()[0]
+    stored, rederived = _names(conn, "stored", "table"), _names(conn, here, "table")
+    out = []
+    for name in sorted(set(stored) | set(rederived)):
+        if name not in stored or name not in rederived or stored[name] != rederived[name]:
+            count = lambda catalog, names: (conn.execute(f"select count(*) from {catalog}.{name}").fetchone()[0]  # noqa: E731
+                                            if name in names else None)
+            out.append(TableComparison(name, count("stored", stored), count(here, rederived), 0, 0, False))
+            continue
+        # a table kept across nights is compared by the night's slice
+        where = f"where {HISTORY_TABLES[name]} = $as_of" if name in HISTORY_TABLES else ""
+        params = {"as_of": as_of} if where else {}
+        a, b = f"(select * from stored.{name} {where})", f"(select * from {here}.{name} {where})"
+        out.append(TableComparison(name, *conn.execute(
+            f"select (select count(*) from {a}), (select count(*) from {b}), "
+            f"(select count(*) from ({a} except all {b})), (select count(*) from ({b} except all {a}))",
+            params).fetchone()))
+    stored_views, rederived_views = _names(conn, "stored", "view"), _names(conn, here, "view")
+    for name in sorted(set(stored_views) | set(rederived_views)):
+        out.append(TableComparison(name, None, None, 0, 0, stored_views.get(name) == rederived_views.get(name)))
+    return out
