@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Column
 from rich.table import Table as RichTable
 
 from memcurator import store
@@ -529,12 +530,15 @@ def rederive_check_command(night: Optional[str] = typer.Option(None, help="Night
     except (ValueError, StoreChanged) as error:
         console.print(f"[red]{error}[/]")
         raise typer.Exit(1)
-    table = RichTable("table", "stored rows", "re-derived rows", "only stored", "only re-derived", "identical")
+    table = RichTable(Column("table", no_wrap=True), Column("rows", justify="right"), "rows only in one",
+                      "same")
+    count = lambda n: "-" if n is None else f"{n:,}"  # noqa: E731 (a view has no rows counted)
     for t in report.tables:
-        rows = lambda n: "-" if n is None else f"{n:,}"  # noqa: E731
-        table.add_row(t.table, rows(t.stored_rows), rows(t.rederived_rows), f"{t.only_stored:,}",
-                      f"{t.only_rederived:,}", "yes" if t.identical else ("[red]NO[/]" if t.same_columns
-                                                                          else "[red]NO (columns or definition)[/]"))
+        rows = count(t.stored_rows) if t.stored_rows == t.rederived_rows else \
+            f"{count(t.stored_rows)} -> {count(t.rederived_rows)}"
+        only = f"stored {t.only_stored:,}, re-derived {t.only_rederived:,}" if t.only_stored or t.only_rederived else ""
+        table.add_row(t.table, rows, only, "yes" if t.identical else (
+            "[red]NO[/]" if t.same_columns else "[red]NO: columns or definition[/]"))
     console.print(table)
     differing = [t.table for t in report.tables if not t.identical]
     console.print(f"night as of {report.as_of:%Y-%m-%d %H:%M}, {report.events:,} events: "
