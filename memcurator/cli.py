@@ -578,6 +578,9 @@ def bench_command(entries: int = typer.Option(100_000, help="Entries (memory wri
                   note: str = typer.Option("", help="What the report should say about the conditions of this run."),
                   job_night: bool = typer.Option(False, help="After the churn night, run the Dagster nightly job "
                                                              "on another churn share and time its steps."),
+                  keep: bool = typer.Option(False, "--keep", help="Keep the scratch home of the last run: WORKDIR/fleet, "
+                                                                  "its store as the last night left it (e.g. for "
+                                                                  "`memcurator rederive-check --home WORKDIR/fleet`)."),
                   out: Optional[Path] = typer.Option(None, "--out", help="Write the result as JSON here.")) -> None:
     """Time the nightly derivation stage by stage on a generated fleet, against a naive baseline."""
     import orjson
@@ -602,7 +605,10 @@ def bench_command(entries: int = typer.Option(100_000, help="Entries (memory wri
     for s in result["stages"]:
         grid.add_row(s["name"], f"{s['wall_s']:.2f}", f"{s['cpu_s']:.2f}", f"{s['rss_mb']:,.0f}", f"{s['entries_per_s']:,.0f}")
     console.print(grid)
-    shutil.rmtree(workdir, ignore_errors=True)
+    if keep:
+        console.print(f"kept {workdir / 'fleet'}")
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))

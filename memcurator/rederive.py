@@ -72,17 +72,18 @@ def last_night(conn: duckdb.DuckDBPyConnection) -> datetime | None:
     return conn.execute("select max(as_of) from work.refreshes").fetchone()[0]
 
 
-def _generations(conn: duckdb.DuckDBPyConnection, catalog: str) -> list[tuple]:
-    """What identifies the state of a store's derived tables: each refresh's generation (a night writes
-    them all) and the size of the log."""
-    return conn.execute(f"select table_name, generation from {catalog}.work.refreshes order by all").fetchall() + \
-        conn.execute(f"select count(*) from {catalog}.raw.events").fetchall()
+def _generations(conn: duckdb.DuckDBPyConnection, catalog: str) -> tuple[list[tuple], int]:
+    """What tells one state of a store from another: each kept table's refresh generation (a night
+    refreshes them all) and the size of the log."""
+    refreshes = conn.execute(f"select table_name, generation from {catalog}.work.refreshes order by all").fetchall()
+    return refreshes, conn.execute(f"select count(*) from {catalog}.raw.events").fetchone()[0]
 
 
 def rederive_check(store_path: Path, as_of: datetime | None = None,
                    cfg: CurationConfig = CurationConfig()) -> RederiveReport:
-    """Derive the store's night ``as_of`` (default: the last one it derived) again from its inputs alone
-    and compare every table; raises ValueError for a store without a derived night, StoreChanged when a
+    """Derive the store's night ``as_of`` (default: the last one it derived) again from its inputs alone,
+    with ``cfg`` (default: the settings the nightly job runs with unless a run overrides them), and
+    compare every table; raises ValueError for a store without a derived night, StoreChanged when a
     night wrote the store meanwhile."""
     store_path = Path(store_path).resolve()
     if not store_path.exists():

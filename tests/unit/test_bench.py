@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from memcurator import bench, store
+from typer.testing import CliRunner
+
+from memcurator import bench, rederive, store
+from memcurator.cli import app
 from memcurator.config import CurationConfig
 from memcurator.home import Home
 
@@ -45,6 +48,16 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
     # each stage carries its process's high-water mark so far: rising stage by stage, up to the night's peak
     peaks = [s["peak_rss_mb"] for s in result["stages"][1:]]
     assert peaks == sorted(peaks) and 0 < peaks[-1] <= result["derivation_peak_rss_mb"]  # closing the store comes after
+    # after a full night, a churn night, a compaction and a night of the Dagster job: the full derivation's tables
+    assert rederive.rederive_check(tmp_path / "fleet" / "store.duckdb").identical
+
+
+def test_the_command_keeps_the_store_the_last_night_left_when_asked(tmp_path):
+    result = CliRunner().invoke(app, ["bench", "--entries", "300", "--namespaces", "3", "--churn", "0.02",
+                                      "--baseline-entries", "100", "--workdir", str(tmp_path / "w"), "--keep"])
+    assert result.exit_code == 0, result.output
+    with store.connect(tmp_path / "w" / "fleet" / "store.duckdb", read_only=True) as conn:  # the churn night's
+        assert conn.execute("select count(*) from core.entries").fetchone()[0] == 300 + 3
 
 
 def _run(derivation: float, speedup: float, ratio: float, rss: float) -> dict:
