@@ -41,6 +41,7 @@ from datetime import datetime, timedelta
 from itertools import combinations
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import polars as pl
 
@@ -306,8 +307,52 @@ def _timed(name: str, fn, entries: int) -> Stage:
                  round(_peak_mb(), 1))
 
 
-def derive(conn, as_of: datetime, cfg: CurationConfig, entries: int) -> list[Stage]:
-    return [_timed(name, lambda b=build: b(conn, as_of, cfg), entries) for name, build in STEPS]
+def derive(conn, as_of: datetime, cfg: CurationConfig, entries: int,
+           statements: dict[str, list[tuple[float, str]]] | None = None) -> list[Stage]:
+    """The night's stages, timed; with ``statements``, each stage's DuckDB statements too (by stage name)."""
+    stages = []
+    for name, build in STEPS:
+        timed = conn if statements is None else StatementLog(conn, statements.setdefault(name, []))
+        stages.append(_timed(name, lambda b=build, c=timed: b(c, as_of, cfg), entries))
+    return stages
+
+
+class StatementLog:
+    """A connection whose ``execute`` calls are timed into ``log`` as (seconds, statement); the rest is the
+    connection's. Where a night's time goes when no stage stands out: at 1M entries a 1 %-churn night
+    ran ~750 statements, most of its time in DuckDB."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection, log: list[tuple[float, str]]):
+        self._conn, self._log = conn, log
+
+    def __getattr__(self, name: str):
+        return getattr(self._conn, name)
+
+    def execute(self, query: str, *args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return self._conn.execute(query, *args, **kwargs)
+        finally:
+            self._log.append((time.perf_counter() - started, query))
+
+
+STATEMENTS_SHOWN = 12  # the slowest statements a run keeps (each stage keeps its count and total)
+
+
+def statement_summary(statements: dict[str, list[tuple[float, str]]]) -> dict:
+    """Per stage the number of statements and their seconds, and the slowest statements of the night (their
+    first words, comments dropped)."""
+    slowest = sorted(((seconds, stage, query) for stage, log in statements.items() for seconds, query in log),
+                     reverse=True)[:STATEMENTS_SHOWN]
+    return {"stages": {stage: {"count": len(log), "seconds": round(sum(s for s, _ in log), 3)}
+                       for stage, log in statements.items()},
+            "slowest": [{"stage": stage, "seconds": round(seconds, 3), "statement": _gist(query)}
+                        for seconds, stage, query in slowest]}
+
+
+def _gist(query: str, length: int = 160) -> str:
+    text = " ".join(store.without_comments(query).split())
+    return text if len(text) <= length else text[:length - 3] + "..."
 
 
 def timed_night(store_path: Path, landing: Path, as_of: datetime, cfg: CurationConfig, entries: int) -> dict:
@@ -319,7 +364,8 @@ def timed_night(store_path: Path, landing: Path, as_of: datetime, cfg: CurationC
     ingested = in_fresh_process(_timed_ingest, store_path, landing, cfg, entries)
     derived = in_fresh_process(_timed_derivation, store_path, as_of, cfg, entries, ingested["modules"])
     return {"stages": ingested["stages"] + derived["stages"], "ingest_peak_rss_mb": ingested["peak_rss_mb"],
-            "derivation_peak_rss_mb": derived["peak_rss_mb"], "derivation_memory_limit": derived["memory_limit"]}
+            "derivation_peak_rss_mb": derived["peak_rss_mb"], "derivation_memory_limit": derived["memory_limit"],
+            "statements": derived["statements"]}
 
 
 def _timed_ingest(store_path: Path, landing: Path, cfg: CurationConfig, entries: int) -> dict:
@@ -347,14 +393,16 @@ CLOSE = "checkpoint at close"
 def _timed_derivation(store_path: Path, as_of: datetime, cfg: CurationConfig, entries: int,
                       modules: Iterable[str] = ()) -> dict:
     _import_all(modules)
+    statements: dict[str, list[tuple[float, str]]] = {}
     with store.connect(store_path) as conn:
-        stages = derive(conn, as_of, cfg, entries)
+        stages = derive(conn, as_of, cfg, entries, statements)
         # the close of a night compacts the store when that is due and writes what the night left in the
         # write-ahead log into the file: a nightly run pays it, so the derivation counts it (timed here;
         # closing the connection after it finds nothing to write)
         stages.append(_timed(CLOSE, lambda: compaction.close_night(conn, as_of), entries))
         limit = store.connection_memory_limit(conn)
-    return {"stages": [asdict(s) for s in stages], "peak_rss_mb": round(_peak_mb(), 1), "memory_limit": limit}
+    return {"stages": [asdict(s) for s in stages], "peak_rss_mb": round(_peak_mb(), 1), "memory_limit": limit,
+            "statements": statement_summary(statements)}
 
 
 def _timed_compaction(store_path: Path, as_of: datetime, entries: int) -> dict:
@@ -514,6 +562,7 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
         "derivation_memory_limit": night["derivation_memory_limit"],
         "near_duplicates": scored["near_duplicates"] | {"entries_per_s": near.entries_per_s},
         "recalls": made["recalls"], "checks": made["checks"], "kernel_warmup_s": warmup["wall_s"],
+        "statements": night["statements"],
     }
     baseline = scored["baseline"]
     result["baseline"] = baseline
@@ -526,11 +575,12 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
         count = max(1, int(entries * churn))
         churned = in_fresh_process(_land_churn, kept, home.landing, "churn.jsonl", count, namespaces, words,
                                    seed + 1, as_of, "c")
-        night = [Stage(**row) for row in timed_night(
-            home.store, home.landing, as_of + timedelta(days=1), cfg, entries)["stages"]]
+        timed = timed_night(home.store, home.landing, as_of + timedelta(days=1), cfg, entries)
+        night = [Stage(**row) for row in timed["stages"]]
         churn_wall = round(sum(s.wall_s for s in night if s.name != "ingest"), 3)
         result["churn"] = {"share": churn, **churned, "derivation_wall_s": churn_wall,
-                           "ratio_to_full": round(churn_wall / derivation, 3), "stages": [asdict(s) for s in night]}
+                           "ratio_to_full": round(churn_wall / derivation, 3), "stages": [asdict(s) for s in night],
+                           "statements": timed["statements"]}
         progress(f"churn night ({churn:.1%}): {churn_wall:.1f} s = {churn_wall / derivation:.1%} of the full night")
         # what a night whose close compacts pays on top (compaction.py: weekly, or when deleted rows pile up)
         compacted = Stage(**in_fresh_process(_timed_compaction, home.store, as_of + timedelta(days=1), entries))
@@ -827,9 +877,21 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
                    f"({met(recalls[-1]['p95_ms'] <= 20 and recalls[-1]['entries'] >= 50_000)})")
     if churned:
         full = {s["name"]: s["wall_s"] for s in c["stages"]}
-        out += ["", f"Churn night at {c['entries']:,} entries against the full night, per stage. {REUSE}", "",
-                "| stage | full night s | churn night s |", "|---|---|---|"]
-        out += [f"| {s['name']} | {full.get(s['name'], 0):.2f} | {s['wall_s']:.2f} |" for s in c["churn"]["stages"]]
+        counted = c["churn"].get("statements", {}).get("stages", {})
+        out += ["", f"Churn night at {c['entries']:,} entries against the full night, per stage. {REUSE}", ""]
+        if counted:
+            out += ["| stage | full night s | churn night s | its DuckDB statements | their s |", "|---|---|---|---|---|"]
+            out += [f"| {s['name']} | {full.get(s['name'], 0):.2f} | {s['wall_s']:.2f} | "
+                    + (f"{counted[s['name']]['count']} | {counted[s['name']]['seconds']:.2f} |" if s["name"] in counted
+                       else " | |") for s in c["churn"]["stages"]]
+            slowest = c["churn"]["statements"]["slowest"]
+            out += ["", f"The churn night's DuckDB statements: {sum(v['count'] for v in counted.values())}, "
+                    f"{sum(v['seconds'] for v in counted.values()):.2f} s of its {c['churn']['derivation_wall_s']:.2f} s "
+                    f"(the stages' own Python, the rest). The slowest {len(slowest)}:", ""]
+            out += [f"- {x['seconds']:.3f} s, {x['stage']}: `{x['statement']}`" for x in slowest]
+        else:
+            out += ["| stage | full night s | churn night s |", "|---|---|---|"]
+            out += [f"| {s['name']} | {full.get(s['name'], 0):.2f} | {s['wall_s']:.2f} |" for s in c["churn"]["stages"]]
     out += ["", "Commands:", "", "```sh", *commands, "```", ""]
     return "\n".join(out)
 

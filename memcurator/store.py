@@ -106,10 +106,14 @@ def connect(path: Path | str, read_only: bool = False) -> Iterator[duckdb.DuckDB
 _STRING_OR_COMMENT = re.compile(r"'(?:[^']|'')*'|--[^\n]*")
 
 
+def without_comments(statement: str) -> str:
+    """The statement with its comments dropped (a "--" inside a quoted string stays)."""
+    return _STRING_OR_COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith("'") else "", statement)
+
+
 def params_used(statement: str, params: dict) -> dict:
     """The parameters a statement names ($name) outside its comments: DuckDB refuses those it does not."""
-    code = _STRING_OR_COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith("'") else "", statement)
-    names = set(re.findall(r"\$(\w+)", code))
+    names = set(re.findall(r"\$(\w+)", without_comments(statement)))
     return {k: v for k, v in params.items() if k in names}
 
 

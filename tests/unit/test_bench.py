@@ -48,6 +48,14 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
     # each stage carries its process's high-water mark so far: rising stage by stage, up to the night's peak
     peaks = [s["peak_rss_mb"] for s in result["stages"][1:]]
     assert peaks == sorted(peaks) and 0 < peaks[-1] <= result["derivation_peak_rss_mb"]  # closing the store comes after
+    # each night's DuckDB statements, per stage and the slowest, the comments left out of their text
+    for statements in (result["statements"], churn["statements"]):
+        assert set(statements["stages"]) == {name for name, _ in bench.STEPS}
+        assert all(v["count"] > 0 for v in statements["stages"].values())
+        seconds = [x["seconds"] for x in statements["slowest"]]
+        assert len(seconds) == bench.STATEMENTS_SHOWN and seconds == sorted(seconds, reverse=True)
+        assert sum(v["seconds"] for v in statements["stages"].values()) >= sum(seconds) > 0
+        assert not any("--" in x["statement"] for x in statements["slowest"])
     # after a full night, a churn night, a compaction and a night of the Dagster job: the full derivation's tables
     assert rederive.rederive_check(tmp_path / "fleet" / "store.duckdb").identical
 
@@ -130,6 +138,17 @@ def test_the_targets_are_read_at_a_million_entries_and_a_larger_run_is_documente
                             sized(1_000_000, 50, 0.08) | {"note": "A quiet machine."}], ["memcurator bench"], "plot.svg")
     assert "and 1.0x the peak RSS. Other work ran beside it.\n" in noted
     assert "\nA quiet machine.\n\nStages at 1,000,000 entries" in noted
+    # the churn night's statements, where a run recorded them: per stage, and the slowest
+    counted = sized(1_000_000, 50, 0.08)
+    counted["churn"] |= {"stages": [{"name": "core.entries", "wall_s": 4.0}], "statements": {
+        "stages": {"core.entries": {"count": 40, "seconds": 3.5}},
+        "slowest": [{"stage": "core.entries", "seconds": 1.25, "statement": "insert into core.entries select 1"}]}}
+    shown = bench.markdown([counted], ["memcurator bench"], "plot.svg")
+    assert "| core.entries | 50.00 | 4.00 | 40 | 3.50 |" in shown
+    assert "statements: 40, 3.50 s of its 4.00 s" in shown and "- 1.250 s, core.entries: `insert into core.entries select 1`" in shown
+    uncounted = sized(1_000_000, 50, 0.08)  # a run recorded before: the stages' times alone
+    uncounted["churn"] |= {"stages": [{"name": "core.entries", "wall_s": 4.0}]}
+    assert "| core.entries | 50.00 | 4.00 |\n" in bench.markdown([uncounted], ["memcurator bench"], "plot.svg")
 
 
 def _own_peak() -> float:  # module level: the spawned process imports it by name
