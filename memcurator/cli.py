@@ -512,9 +512,32 @@ def crash_test_command(kills: int = typer.Option(20, help="How many runs to kill
         raise typer.Exit(1)
 
 
+def _settings(assignments: list[str]):
+    """The curation settings with the NAME=VALUE assignments given (each NAME a field of CurationConfig)."""
+    from dataclasses import replace
+
+    from memcurator.config import CurationConfig
+
+    defaults, values = CurationConfig(), {}
+    for assignment in assignments:
+        name, equals, raw = assignment.partition("=")
+        if not equals or name not in defaults.as_dict():
+            raise typer.BadParameter(f"{assignment!r}: expected NAME=VALUE, NAME a curation setting "
+                                     "(memcurator/config.py)", param_hint="--set")
+        kind = type(getattr(defaults, name))
+        try:
+            values[name] = raw.lower() in ("1", "true", "yes") if kind is bool else kind(raw)
+        except ValueError:
+            raise typer.BadParameter(f"{assignment!r}: {name} takes values of type {kind.__name__}",
+                                     param_hint="--set")
+    return replace(defaults, **values)
+
+
 @app.command("rederive-check")
 def rederive_check_command(night: Optional[str] = typer.Option(None, help="Night to derive again (YYYY-MM-DD); "
                                                                           "default the last one the store derived."),
+                           setting: list[str] = typer.Option([], "--set", help="NAME=VALUE: a curation setting the "
+                                                             "nights ran with other than its default (repeatable)."),
                            home: Optional[Path] = HomeOption,
                            out: Optional[Path] = typer.Option(None, "--out", help="Write the comparison as JSON here.")) -> None:
     """Derive the store's night again from its log alone and compare every table with the store's, row for
@@ -526,7 +549,7 @@ def rederive_check_command(night: Optional[str] = typer.Option(None, help="Night
 
     h = _home(home)
     try:
-        report = rederive_check(h.store, as_of_for_night(night) if night else None)
+        report = rederive_check(h.store, as_of_for_night(night) if night else None, _settings(setting))
     except (ValueError, StoreChanged) as error:
         console.print(f"[red]{error}[/]")
         raise typer.Exit(1)

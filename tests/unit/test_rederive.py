@@ -4,6 +4,7 @@ is compared with the store, table by table."""
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from datetime import timedelta
 
 import orjson
@@ -125,3 +126,24 @@ def test_the_command_prints_the_comparison_writes_it_and_exits_1_on_a_difference
     assert result.exit_code == 1 and "1 differ: core.entry_scores" in said(result)
     result = runner.invoke(app, ["rederive-check", "--home", str(tmp_path / "new-home")])
     assert result.exit_code == 1 and "no store there" in said(result)
+
+
+def test_a_store_derived_with_other_settings_is_checked_with_them(fleet, tmp_path):  # noqa: F811
+    """The check derives with the settings it is given (default: the nightly job's); nights run with
+    others compare only with those."""
+    home = Home.from_env(tmp_path / "home").ensure()
+    shutil.copyfile(fleet.store, home.store)
+    stricter = replace(CFG, near_duplicate_threshold=0.7, max_idle_days=20)
+    with store.connect(home.store) as conn:
+        for k in (0, 3):
+            night.derive_night(conn, as_of_for_night(FIRST + timedelta(days=k)), stricter)
+    differing = {t.table for t in rederive.rederive_check(home.store).tables if not t.identical}
+    assert {"core.near_duplicate_pairs", "core.audit_settings"} <= differing
+    assert rederive.rederive_check(home.store, cfg=stricter).identical
+    runner = CliRunner()
+    given = ["rederive-check", "--home", str(home.root), "--set", "near_duplicate_threshold=0.7", "--set", "max_idle_days=20"]
+    assert runner.invoke(app, given).exit_code == 0
+    for bad, said in (("near_duplicate_threshold", "expected NAME=VALUE"), ("no_such_knob=1", "expected NAME=VALUE"),
+                      ("judge_pass_pairs=many", "judge_pass_pairs takes values of type int")):
+        result = runner.invoke(app, ["rederive-check", "--home", str(home.root), "--set", bad])
+        assert result.exit_code == 2 and said in " ".join(result.output.replace("│", " ").split()), result.output
