@@ -14,6 +14,8 @@ compared. The scratch folder is removed after (a killed check's, by the next che
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -62,7 +64,8 @@ class RederiveReport:
 
 
 class StoreChanged(RuntimeError):
-    """The store was written while the check derived its night again."""
+    """The store was written while the check derived its night again, or could not be read (a night
+    holding it): check again."""
 
 
 def last_night(conn: duckdb.DuckDBPyConnection) -> datetime | None:
@@ -88,8 +91,9 @@ def rederive_check(store_path: Path, as_of: datetime | None = None,
     store_path = Path(store_path).resolve()
     if not store_path.exists():
         raise ValueError(f"{store_path}: no store there")
-    with store.connect(store_path, read_only=True) as conn:
-        as_of = as_of or last_night(conn)
+    with _reading(store_path):
+        with store.connect(store_path, read_only=True) as conn:
+            as_of = as_of or last_night(conn)
     if as_of is None:
         raise ValueError(f"{store_path}: the store has no derived night yet (run `memcurator run` first)")
     with store.spill_space(store_path, SCRATCH) as folder:
@@ -116,8 +120,19 @@ def rederive_check(store_path: Path, as_of: datetime | None = None,
     return RederiveReport(as_of, events, tables)
 
 
+@contextmanager
+def _reading(store_path: Path) -> Iterator[None]:
+    """The store opened for reading: a process writing it (a night) holds its lock."""
+    try:
+        yield
+    except (duckdb.IOException, duckdb.ConnectionException) as error:
+        raise StoreChanged(f"{store_path} cannot be read now (a night may be writing it): check again after it. "
+                           f"DuckDB: {str(error).splitlines()[0]}") from error
+
+
 def _attach(conn: duckdb.DuckDBPyConnection, store_path: Path) -> None:
-    conn.execute(f"attach '{store.path_literal(store_path)}' as stored (read_only)")
+    with _reading(store_path):
+        conn.execute(f"attach '{store.path_literal(store_path)}' as stored (read_only)")
 
 
 def _names(conn: duckdb.DuckDBPyConnection, catalog: str, kind: str) -> dict[str, str]:

@@ -4,6 +4,8 @@ is compared with the store, table by table."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from dataclasses import replace
 from datetime import timedelta
 
@@ -100,6 +102,21 @@ def test_a_night_written_meanwhile_is_reported_not_compared(home, monkeypatch):
     monkeypatch.setattr(rederive.night, "derive_night", derive_and_run_a_night_on_the_store)
     with pytest.raises(rederive.StoreChanged, match="check again"):
         rederive.rederive_check(home.store)
+    assert not [p for p in home.store.parent.iterdir() if ".rederive-" in p.name]
+
+
+def test_a_store_another_process_is_writing_is_reported(home):
+    """A night holds the store's lock while it runs: the check says so instead of failing with DuckDB's error."""
+    script = (f"import time, duckdb; c = duckdb.connect({str(home.store)!r}); print('open', flush=True); "
+              "time.sleep(60)")
+    writer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "open"
+        with pytest.raises(rederive.StoreChanged, match="a night may be writing it"):
+            rederive.rederive_check(home.store)
+    finally:
+        writer.kill()
+        writer.wait()
     assert not [p for p in home.store.parent.iterdir() if ".rederive-" in p.name]
 
 
