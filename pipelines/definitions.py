@@ -11,6 +11,7 @@ import checks.ingest
 import checks.lifecycle
 from assets import audit, compression, contradictions, entries, health, ingest, lifecycle, ranking
 from assets.publish import published_store_asset
+from pipelines.reproducibility import reproducibility_check, reproducibility_check_schedule
 from pipelines.jobs import nightly_curation
 from pipelines.resources import CurationResource, StoreResource
 from pipelines.schedules import nightly_curation_schedule
@@ -33,8 +34,8 @@ def build_definitions(resources: dict) -> dg.Definitions:
     return dg.Definitions(
         assets=[*stage_assets, publish],
         asset_checks=dg.load_asset_checks_from_modules(CHECK_MODULES),
-        jobs=[nightly_curation],
-        schedules=[nightly_curation_schedule],
+        jobs=[nightly_curation, reproducibility_check],
+        schedules=[nightly_curation_schedule, reproducibility_check_schedule],
         sensors=[landing_folder_sensor, nightly_failure_sensor],
         resources=resources,
     )

@@ -9,6 +9,7 @@ import dagster as dg
 
 from memcurator import ingest
 from pipelines.jobs import nightly_curation
+from pipelines.reproducibility import reproducibility_check
 from pipelines.resources import StoreResource
 
 
@@ -32,18 +33,20 @@ def landing_folder_sensor(context: dg.SensorEvaluationContext, store: StoreResou
     )
 
 
-# A failed night must be loud: the failure is logged and appended to the home's alerts file,
-# which `memcurator status` prints.
-@dg.run_failure_sensor(monitored_jobs=[nightly_curation], default_status=dg.DefaultSensorStatus.RUNNING)
+# A failed night must be loud, and so must a night found to differ from the full derivation: the
+# failure is logged and appended to the home's alerts file, which `memcurator status` prints.
+@dg.run_failure_sensor(monitored_jobs=[nightly_curation, reproducibility_check],
+                       default_status=dg.DefaultSensorStatus.RUNNING)
 def nightly_failure_sensor(context: dg.RunFailureSensorContext, store: StoreResource):
-    """Reports a failed nightly run: which run, which step, and the error."""
+    """Reports a failed nightly run or reproducibility check: which job and run, which step, and the error."""
     alert = {
+        "job": context.dagster_run.job_name,
         "run_id": context.dagster_run.run_id,
         "partition": context.dagster_run.tags.get("dagster/partition"),
         "error": context.failure_event.message,
         "at": datetime.now(timezone.utc).isoformat(),
     }
-    context.log.error(f"nightly run failed: {alert}")
+    context.log.error(f"{alert['job']} run failed: {alert}")
     alerts = store.paths.root / "alerts.jsonl"
     with alerts.open("a") as fh:
         fh.write(json.dumps(alert) + "\n")

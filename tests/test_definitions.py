@@ -38,6 +38,9 @@ def test_nightly_schedule_runs_at_two_utc_and_sensors_exist():
     schedule = defs.resolve_schedule_def("nightly_curation_0200_utc")
     assert schedule.cron_schedule == "0 2 * * *"
     assert schedule.default_status == dg.DefaultScheduleStatus.RUNNING
+    check = defs.resolve_schedule_def("reproducibility_check_weekly")  # away from the night: it reads the store
+    assert (check.cron_schedule, check.execution_timezone) == ("0 12 * * 0", "UTC")
+    assert check.job_name == "reproducibility_check" and check.default_status == dg.DefaultScheduleStatus.RUNNING
     assert {s.name for s in defs.sensors} == {"landing_folder_sensor", "nightly_failure_sensor"}
 
 

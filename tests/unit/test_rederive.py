@@ -164,3 +164,37 @@ def test_a_store_derived_with_other_settings_is_checked_with_them(fleet, tmp_pat
                       ("judge_pass_pairs=many", "judge_pass_pairs takes values of type int")):
         result = runner.invoke(app, ["rederive-check", "--home", str(home.root), "--set", bad])
         assert result.exit_code == 2 and said in " ".join(result.output.replace("│", " ").split()), result.output
+
+
+def test_the_weekly_job_passes_on_an_identical_store_and_fails_naming_what_differs(home):
+    """The check as the fleet's owner schedules it in Dagster (pipelines/reproducibility.py)."""
+    import dagster as dg
+
+    from pipelines.definitions import build_resources
+    from pipelines.reproducibility import reproducibility_check
+    from pipelines.sensors import nightly_failure_sensor
+
+    resources = build_resources(home=str(home.root))
+    result = reproducibility_check.execute_in_process(resources=resources, raise_on_error=False)
+    assert result.success
+    output = next(e for e in result.all_events if e.event_type_value == "STEP_OUTPUT")
+    said = {k: v.value for k, v in output.event_specific_data.metadata.items()}
+    assert said == {"as_of": as_of_for_night(FIRST + timedelta(days=5)).isoformat(), "events": said["events"],
+                    "tables compared": 31,
+                    "identical": True} and said["events"] > 1_000
+    with store.connect(home.store) as conn:
+        conn.execute("delete from core.entry_usage where rowid = (select min(rowid) from core.entry_usage)")
+    with dg.DagsterInstance.ephemeral() as instance:
+        result = reproducibility_check.execute_in_process(resources=resources, instance=instance, raise_on_error=False)
+        failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+        assert not result.success and "1 differ: core.entry_usage" in failure.event_specific_data.error.message
+        assert isinstance(failure.event_specific_data.user_failure_data.metadata["differing"], dg.MarkdownMetadataValue)
+        # the failure sensor records it in the home's alerts, as it does a failed night
+        run_failed = next(r.dagster_event for r in instance.all_logs(result.run_id)
+                          if r.dagster_event and r.dagster_event.event_type == dg.DagsterEventType.RUN_FAILURE)
+        with dg.build_run_status_sensor_context(sensor_name="nightly_failure_sensor", dagster_instance=instance,
+                                                dagster_run=result.dagster_run, dagster_event=run_failed,
+                                                resources={"store": resources["store"]}) as context:
+            nightly_failure_sensor(context.for_run_failure())
+    alert = orjson.loads((home.root / "alerts.jsonl").read_bytes().splitlines()[-1])
+    assert alert["job"] == "reproducibility_check" and alert["run_id"] == result.run_id
