@@ -87,7 +87,7 @@ def rederive_check(store_path: Path, as_of: datetime | None = None,
     """Derive the store's night ``as_of`` (default: the last one it derived) again from its inputs alone,
     with ``cfg`` (default: the settings the nightly job runs with unless a run overrides them), and
     compare every table; raises ValueError for a store without a derived night, StoreChanged when a
-    night wrote the store meanwhile."""
+    night wrote the store meanwhile or holds it."""
     store_path = Path(store_path).resolve()
     if not store_path.exists():
         raise ValueError(f"{store_path}: no store there")
