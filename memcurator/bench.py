@@ -877,21 +877,21 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
                    f"({met(recalls[-1]['p95_ms'] <= 20 and recalls[-1]['entries'] >= 50_000)})")
     if churned:
         full = {s["name"]: s["wall_s"] for s in c["stages"]}
+        # a run recorded since 78d81a1 carries the churn night's statements: two more columns, and the slowest
         counted = c["churn"].get("statements", {}).get("stages", {})
-        out += ["", f"Churn night at {c['entries']:,} entries against the full night, per stage. {REUSE}", ""]
+        statements = lambda name: (f" {counted[name]['count']} | {counted[name]['seconds']:.2f} |"  # noqa: E731
+                                   if name in counted else "  | |") if counted else ""
+        out += ["", f"Churn night at {c['entries']:,} entries against the full night, per stage. {REUSE}", "",
+                "| stage | full night s | churn night s |" + (" its DuckDB statements | their s |" if counted else ""),
+                "|---|---|---|" + ("---|---|" if counted else "")]
+        out += [f"| {s['name']} | {full.get(s['name'], 0):.2f} | {s['wall_s']:.2f} |" + statements(s["name"])
+                for s in c["churn"]["stages"]]
         if counted:
-            out += ["| stage | full night s | churn night s | its DuckDB statements | their s |", "|---|---|---|---|---|"]
-            out += [f"| {s['name']} | {full.get(s['name'], 0):.2f} | {s['wall_s']:.2f} | "
-                    + (f"{counted[s['name']]['count']} | {counted[s['name']]['seconds']:.2f} |" if s["name"] in counted
-                       else " | |") for s in c["churn"]["stages"]]
             slowest = c["churn"]["statements"]["slowest"]
             out += ["", f"The churn night's DuckDB statements: {sum(v['count'] for v in counted.values())}, "
                     f"{sum(v['seconds'] for v in counted.values()):.2f} s of its {c['churn']['derivation_wall_s']:.2f} s "
                     f"(the stages' own Python, the rest). The slowest {len(slowest)}:", ""]
             out += [f"- {x['seconds']:.3f} s, {x['stage']}: `{x['statement']}`" for x in slowest]
-        else:
-            out += ["| stage | full night s | churn night s |", "|---|---|---|"]
-            out += [f"| {s['name']} | {full.get(s['name'], 0):.2f} | {s['wall_s']:.2f} |" for s in c["churn"]["stages"]]
     out += ["", "Commands:", "", "```sh", *commands, "```", ""]
     return "\n".join(out)
 
