@@ -11,6 +11,7 @@ The knobs the parts quote and the night are one row, core.audit_settings, that t
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 import duckdb
@@ -42,7 +43,7 @@ CURATION_AUDIT_LOG = register(Table(
 
 AUDIT_SETTINGS = register(Table(
     "core", "audit_settings",
-    "One row: the night and the knobs core.curation_audit_log (a view) quotes.",
+    "One row: the night, the knobs core.curation_audit_log (a view) quotes, and every setting the night ran with.",
     (
         C("as_of", "TIMESTAMP", "The night.", False),
         C("min_generality", "DOUBLE", "Decay threshold.", False),
@@ -53,6 +54,8 @@ AUDIT_SETTINGS = register(Table(
         C("trust_guard_ratio", "DOUBLE", "Least successor/entry trust ratio of an accepted link.", False),
         C("min_members", "BIGINT", "Least members of a cluster with a proposed principle.", False),
         C("threshold", "DOUBLE", "Near-duplicate Jaccard threshold.", False),
+        C("settings", "VARCHAR", "Every curation setting the night ran with, as a JSON object (memcurator/config.py): "
+                                 "what `memcurator rederive-check` derives the night again with.", False),
     ),
 ))
 
@@ -60,7 +63,7 @@ PARTS = ["lifecycle", "supersede_links", "contradictions", "clustering"]
 SETTINGS = ("select $as_of as as_of, $min_generality as min_generality, $noise_floor as noise_floor, "
             "$operational_ttl_days as operational_ttl_days, $max_idle_days as max_idle_days, "
             "$trust_review_threshold as trust_review_threshold, $trust_guard_ratio as trust_guard_ratio, "
-            "$min_members as min_members, $threshold as threshold")
+            "$min_members as min_members, $threshold as threshold, $settings as settings")
 
 
 def audit_query() -> str:
@@ -74,7 +77,8 @@ def build_audit_log(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: Curat
     params = {"as_of": as_of, "min_generality": cfg.min_generality, "noise_floor": cfg.noise_floor,
               "operational_ttl_days": cfg.operational_ttl_days, "max_idle_days": cfg.max_idle_days,
               "trust_review_threshold": cfg.trust_review_threshold, "trust_guard_ratio": cfg.trust_guard_ratio,
-              "min_members": cfg.min_principle_members, "threshold": cfg.near_duplicate_threshold}
+              "min_members": cfg.min_principle_members, "threshold": cfg.near_duplicate_threshold,
+              "settings": json.dumps(cfg.as_dict(), sort_keys=True)}
     with transaction(conn):
         replace_table(conn, AUDIT_SETTINGS, SETTINGS, params, own_transaction=False)
         create_audit_view(conn)

@@ -512,10 +512,8 @@ def crash_test_command(kills: int = typer.Option(20, help="How many runs to kill
         raise typer.Exit(1)
 
 
-def _settings(assignments: list[str]):
-    """The curation settings with the NAME=VALUE assignments given (each NAME a field of CurationConfig)."""
-    from dataclasses import replace
-
+def _settings(assignments: list[str]) -> dict:
+    """The NAME=VALUE assignments as curation settings (each NAME a field of CurationConfig)."""
     from memcurator.config import CurationConfig
 
     defaults, values = CurationConfig(), {}
@@ -530,14 +528,15 @@ def _settings(assignments: list[str]):
         except ValueError:
             raise typer.BadParameter(f"{assignment!r}: {name} takes values of type {kind.__name__}",
                                      param_hint="--set")
-    return replace(defaults, **values)
+    return values
 
 
 @app.command("rederive-check")
 def rederive_check_command(night: Optional[str] = typer.Option(None, help="Night to derive again (YYYY-MM-DD); "
                                                                           "default the last one the store derived."),
-                           setting: list[str] = typer.Option([], "--set", help="NAME=VALUE: a curation setting the "
-                                                             "nights ran with other than its default (repeatable)."),
+                           setting: list[str] = typer.Option([], "--set", help="NAME=VALUE: derive with this curation "
+                                                             "setting instead of the one the night recorded "
+                                                             "(repeatable)."),
                            home: Optional[Path] = HomeOption,
                            out: Optional[Path] = typer.Option(None, "--out", help="Write the comparison as JSON here.")) -> None:
     """Derive the store's night again from its log alone and compare every table with the store's, row for
@@ -549,7 +548,7 @@ def rederive_check_command(night: Optional[str] = typer.Option(None, help="Night
 
     h = _home(home)
     try:
-        report = rederive_check(h.store, as_of_for_night(night) if night else None, _settings(setting))
+        report = rederive_check(h.store, as_of_for_night(night) if night else None, overrides=_settings(setting))
     except (ValueError, StoreChanged) as error:
         console.print(f"[red]{error}[/]")
         raise typer.Exit(1)

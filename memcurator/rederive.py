@@ -5,7 +5,8 @@ A night reuses the night before's work (memcurator/changes.py and the tables of 
 the tables must stay a pure function of the log, the curator decisions, the settings and as_of, as
 the full derivation computes them. ``rederive_check`` copies the store's inputs (shards.SHARD_INPUTS:
 the events and the curator decisions) into a scratch store in a folder beside the store, derives the
-night there from nothing (no table to reuse, so every stage derives in full), and compares each
+night there from nothing (no table to reuse, so every stage derives in full) with the settings the
+night recorded (core.audit_settings), and compares each
 table of the core and mart schemas by multiset difference in DuckDB (the health history, kept across
 nights, by its slice of that night) and each view by its definition. The store is read twice, to copy
 its inputs and to compare, and not held between: a night that ran in between is reported, not
@@ -15,17 +16,19 @@ compared. The scratch folder is removed after (a killed check's, by the next che
 from __future__ import annotations
 
 from collections.abc import Iterator
+import json
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
 import duckdb
 
-from memcurator import night, store
+from memcurator import audit, night, store
 from memcurator.config import CurationConfig
 from memcurator.ingest import ensure_raw_tables
 from memcurator.shards import HISTORY_TABLES, SHARD_INPUTS
+from memcurator.tables import stored_columns
 
 COMPARED_SCHEMAS = ("core", "mart")
 SCRATCH = "rederive"  # the name of the scratch folders beside the store (store.spill_space)
@@ -82,20 +85,31 @@ def _generations(conn: duckdb.DuckDBPyConnection, catalog: str) -> tuple[list[tu
     return refreshes, conn.execute(f"select count(*) from {catalog}.raw.events").fetchone()[0]
 
 
-def rederive_check(store_path: Path, as_of: datetime | None = None,
-                   cfg: CurationConfig = CurationConfig()) -> RederiveReport:
+def night_settings(conn: duckdb.DuckDBPyConnection) -> dict:
+    """The curation settings the store's last night ran with (core.audit_settings), as a mapping; empty
+    for a store whose nights did not record them (before the column was added)."""
+    if "settings" not in {name for name, _ in stored_columns(conn, audit.AUDIT_SETTINGS)}:
+        return {}
+    row = conn.execute("select settings from core.audit_settings").fetchone()
+    return json.loads(row[0]) if row else {}
+
+
+def rederive_check(store_path: Path, as_of: datetime | None = None, cfg: CurationConfig | None = None,
+                   overrides: dict | None = None) -> RederiveReport:
     """Derive the store's night ``as_of`` (default: the last one it derived) again from its inputs alone,
-    with ``cfg`` (default: the settings the nightly job runs with unless a run overrides them), and
-    compare every table; raises ValueError for a store without a derived night, StoreChanged when a
-    night wrote the store meanwhile or holds it."""
+    with ``cfg`` (default: the settings its last night ran with, as the store records them, else the
+    defaults; ``overrides`` changes some of them), and compare every table; raises ValueError for a
+    store without a derived night, StoreChanged when a night wrote the store meanwhile or holds it."""
     store_path = Path(store_path).resolve()
     if not store_path.exists():
         raise ValueError(f"{store_path}: no store there")
     with _reading(store_path):
         with store.connect(store_path, read_only=True) as conn:
             as_of = as_of or last_night(conn)
+            cfg = cfg or CurationConfig.from_mapping(night_settings(conn))
     if as_of is None:
         raise ValueError(f"{store_path}: the store has no derived night yet (run `memcurator run` first)")
+    cfg = replace(cfg, **(overrides or {}))
     with store.spill_space(store_path, SCRATCH) as folder:
         scratch = folder / "rederived.duckdb"
         with store.connect(scratch) as conn:

@@ -5,15 +5,15 @@ command line). It only reads the store, so it runs beside no night: weekly, away
 import dagster as dg
 
 from memcurator.rederive import StoreChanged, rederive_check
-from pipelines.resources import CurationResource, StoreResource
+from pipelines.resources import StoreResource
 
 
 @dg.op(description="Derive the store's last night again from its events and curator decisions alone, with the "
-                   "run's curation settings, and compare every core and mart table with the store's; fails on any "
-                   "difference, naming the tables and their rows only one side has.")
-def rederive_and_compare(context: dg.OpExecutionContext, store: StoreResource, curation: CurationResource) -> None:
+                   "settings that night recorded, and compare every core and mart table with the store's; fails on "
+                   "any difference, naming the tables and their rows only one side has.")
+def rederive_and_compare(context: dg.OpExecutionContext, store: StoreResource) -> None:
     try:
-        report = rederive_check(store.paths.store, None, curation.config())
+        report = rederive_check(store.paths.store)
     except (ValueError, StoreChanged) as error:
         raise dg.Failure(description=str(error)) from error
     differing = [t for t in report.tables if not t.identical]

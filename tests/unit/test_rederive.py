@@ -146,24 +146,32 @@ def test_the_command_prints_the_comparison_writes_it_and_exits_1_on_a_difference
 
 
 def test_a_store_derived_with_other_settings_is_checked_with_them(fleet, tmp_path):  # noqa: F811
-    """The check derives with the settings it is given (default: the nightly job's); nights run with
-    others compare only with those."""
+    """A night records every setting it ran with (core.audit_settings): the check derives with those, so
+    a store whose nights ran with other knobs than the defaults is checked against its own; --set
+    changes one."""
     home = Home.from_env(tmp_path / "home").ensure()
     shutil.copyfile(fleet.store, home.store)
     stricter = replace(CFG, near_duplicate_threshold=0.7, max_idle_days=20)
     with store.connect(home.store) as conn:
         for k in (0, 3):
             night.derive_night(conn, as_of_for_night(FIRST + timedelta(days=k)), stricter)
-    differing = {t.table for t in rederive.rederive_check(home.store).tables if not t.identical}
+        assert CurationConfig.from_mapping(rederive.night_settings(conn)) == stricter
+    assert rederive.rederive_check(home.store).identical
+    differing = {t.table for t in rederive.rederive_check(home.store, cfg=CFG).tables if not t.identical}
     assert {"core.near_duplicate_pairs", "core.audit_settings"} <= differing
-    assert rederive.rederive_check(home.store, cfg=stricter).identical
+    assert not rederive.rederive_check(home.store, overrides={"near_duplicate_threshold": 0.6}).identical
     runner = CliRunner()
-    given = ["rederive-check", "--home", str(home.root), "--set", "near_duplicate_threshold=0.7", "--set", "max_idle_days=20"]
-    assert runner.invoke(app, given).exit_code == 0
+    assert runner.invoke(app, ["rederive-check", "--home", str(home.root)]).exit_code == 0
+    given = ["rederive-check", "--home", str(home.root), "--set", "near_duplicate_threshold=0.6"]
+    assert runner.invoke(app, given).exit_code == 1
     for bad, said in (("near_duplicate_threshold", "expected NAME=VALUE"), ("no_such_knob=1", "expected NAME=VALUE"),
                       ("judge_pass_pairs=many", "judge_pass_pairs takes values of type int")):
         result = runner.invoke(app, ["rederive-check", "--home", str(home.root), "--set", bad])
         assert result.exit_code == 2 and said in " ".join(result.output.replace("│", " ").split()), result.output
+    # a store whose nights did not record their settings (code before the column): the defaults
+    with store.connect(home.store) as conn:
+        conn.execute("alter table core.audit_settings drop column settings")
+        assert rederive.night_settings(conn) == {}
 
 
 def test_the_weekly_job_passes_on_an_identical_store_and_fails_naming_what_differs(home):
