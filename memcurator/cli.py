@@ -562,14 +562,11 @@ def rederive_check_command(night: Optional[str] = typer.Option(None, help="Night
         table.add_row(t.table, rows, only, "yes" if t.identical else (
             "[red]NO[/]" if t.same_columns else "[red]NO: columns or definition[/]"))
     console.print(table)
-    differing = [t.table for t in report.tables if not t.identical]
-    console.print(f"night as of {report.as_of:%Y-%m-%d %H:%M}, {report.events:,} events: "
-                  + ("every table identical to the full derivation" if not differing
-                     else f"[red]{len(differing)} differ[/]: {', '.join(differing)}"))
+    console.print(report.verdict(), style=None if report.identical else "red")
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2))
-    if differing:
+    if not report.identical:
         raise typer.Exit(1)
 
 

@@ -61,6 +61,17 @@ class RederiveReport:
     def identical(self) -> bool:
         return all(t.identical for t in self.tables)
 
+    @property
+    def differing(self) -> list[str]:
+        return [t.table for t in self.tables if not t.identical]
+
+    def verdict(self) -> str:
+        """One line for a person: the night, what was compared, and which tables differ."""
+        differing = self.differing
+        return (f"night as of {self.as_of:%Y-%m-%d %H:%M}, {self.events:,} events, {len(self.tables)} tables and views "
+                "compared: " + (f"{len(differing)} differ: {', '.join(differing)}" if differing
+                                else "every table identical to the full derivation"))
+
     def as_dict(self) -> dict:
         return {"as_of": self.as_of.isoformat(), "events": self.events, "identical": self.identical,
                 "tables": [asdict(t) | {"identical": t.identical} for t in self.tables]}
