@@ -78,7 +78,7 @@ def build_audit_log(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: Curat
               "operational_ttl_days": cfg.operational_ttl_days, "max_idle_days": cfg.max_idle_days,
               "trust_review_threshold": cfg.trust_review_threshold, "trust_guard_ratio": cfg.trust_guard_ratio,
               "min_members": cfg.min_principle_members, "threshold": cfg.near_duplicate_threshold,
-              "settings": json.dumps(cfg.as_dict(), sort_keys=True)}
+              "settings": json.dumps(cfg.recorded(), sort_keys=True)}
     with transaction(conn):
         replace_table(conn, AUDIT_SETTINGS, SETTINGS, params, own_transaction=False)
         create_audit_view(conn)

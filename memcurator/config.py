@@ -7,7 +7,8 @@ run) in the UI. Every default here is either a safe limit or a value measured by
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,8 @@ class CurationConfig:
 
     # contradictions
     trust_guard_ratio: float = 0.8
-    judge_endpoint: str = ""          # an OpenAI-compatible base URL enables the chat judge (off by default)
+    judge_endpoint: str = ""          # an OpenAI-compatible base URL enables the chat judge (off by default);
+                                      # its key is the environment's MEMCURATOR_JUDGE_API_KEY, never a setting
     judge_model: str = "llama3.1"
     judge_timeout_seconds: float = 10.0
     judge_pass_pairs: int = 100_000   # whole namespaces per pass of the rules judge: memory stays flat
@@ -66,3 +68,20 @@ class CurationConfig:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def recorded(self) -> dict:
+        """The settings as a night records them (core.audit_settings): the judge's endpoint as
+        ``public_endpoint`` shows it."""
+        return asdict(replace(self, judge_endpoint=public_endpoint(self.judge_endpoint)))
+
+
+def public_endpoint(url: str) -> str:
+    """``url`` as the store may hold it: without a user name or password, and with the query's values
+    masked (a key written into the URL stays out of the tables; the judge's key is an environment
+    variable). The judge asks ``url`` itself, but for the user info (judges.ChatJudge)."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    query = "&".join(f"{name}=***" for name, _ in parse_qsl(parts.query, keep_blank_values=True))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))

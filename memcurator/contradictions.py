@@ -24,7 +24,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from memcurator import changes, sql
-from memcurator.config import CurationConfig
+from memcurator.config import CurationConfig, public_endpoint
 from memcurator.entries import memory_writes_version
 from memcurator.frames import namespace_passes
 from memcurator.store import (code_version, create_view, ensure_cache, ensure_table, registered, replace_table,
@@ -306,7 +306,7 @@ JUDGED_PAIRS = register(Table(
 
 def _judge_version(cfg: CurationConfig) -> str:
     if cfg.judge_endpoint:
-        return f"chat:{cfg.judge_endpoint}:{cfg.judge_model}"
+        return f"chat:{public_endpoint(cfg.judge_endpoint)}:{cfg.judge_model}"
     from memcurator import detect
 
     return code_version("rules", Path(detect.__file__).read_text(), repr(detect.JudgeSettings()),

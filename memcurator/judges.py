@@ -5,13 +5,17 @@ subsumed or duplicate.
 asks an OpenAI-compatible chat endpoint (e.g. a local Ollama at http://127.0.0.1:11434/v1) in
 batches, with a timeout per request; any batch the endpoint cannot answer (down, slow, malformed
 reply) is judged by the fallback instead, and each row says which judge decided it. Off by default:
-set ``judge_endpoint`` in the curation configuration to use it.
+set ``judge_endpoint`` in the curation configuration to use it; an endpoint that wants a key reads it from
+the environment variable MEMCURATOR_JUDGE_API_KEY (sent as a bearer token), which no table, setting or
+run configuration holds.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -21,6 +25,7 @@ import polars as pl
 from memcurator.detect import judge as lexical_judge
 
 LABELS = ("compatible", "contradictory", "subsumes", "subsumed", "duplicate")
+API_KEY_VARIABLE = "MEMCURATOR_JUDGE_API_KEY"
 
 
 class Judge(Protocol):
@@ -78,7 +83,11 @@ class ChatJudge:
                             enumerate(zip(batch["text_a"], batch["text_b"]), start=1))
         body = json.dumps({"model": self.model, "temperature": 0,
                            "messages": [{"role": "system", "content": PROMPT}, {"role": "user", "content": listing}]})
-        request = urllib.request.Request(self.base_url.rstrip("/") + "/chat/completions", data=body.encode(),
+        # user info in the URL is not sent (urllib reads it as part of the host): the key is api_key
+        parts = urllib.parse.urlsplit(self.base_url)
+        url = urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2],
+                                                     path=parts.path.rstrip("/") + "/chat/completions"))
+        request = urllib.request.Request(url, data=body.encode(),
                                          headers={"Content-Type": "application/json",
                                                   **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {})})
         with urllib.request.urlopen(request, timeout=self.timeout) as response:
@@ -98,4 +107,6 @@ class ChatJudge:
 
 
 def from_config(endpoint: str, model: str, timeout: float) -> Judge:
-    return ChatJudge(endpoint, model, timeout) if endpoint else HeuristicJudge()
+    """The chat judge at ``endpoint`` with the environment's key, or the heuristics without an endpoint."""
+    return ChatJudge(endpoint, model, timeout, api_key=os.environ.get(API_KEY_VARIABLE, "")) if endpoint \
+        else HeuristicJudge()

@@ -20,10 +20,12 @@ PAIRS = pl.DataFrame({"text_a": ["the cache is warm", "deploy on fridays", "use 
 class _Handler(BaseHTTPRequestHandler):
     delay = 0.0
     requests: list = []
+    headers_seen: list = []
 
     def do_POST(self):  # noqa: N802 (http.server's name)
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).requests.append(body)
+        type(self).headers_seen.append((self.path, dict(self.headers)))
         time.sleep(type(self).delay)
         listing = body["messages"][1]["content"]
         n = listing.count("A: ")
@@ -43,7 +45,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def endpoint():
-    _Handler.delay, _Handler.requests = 0.0, []
+    _Handler.delay, _Handler.requests, _Handler.headers_seen = 0.0, [], []
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -86,3 +88,46 @@ def test_contradictions_use_the_configured_judge(endpoint, conn, home):
     ingest.ingest_landing(conn, home.landing, None, cfg)
     derive_night(conn, datetime(2026, 11, 30), cfg)
     assert conn.execute("select detector, status from core.contradictions").fetchall() == [("chat:tiny", "open")]
+
+
+def test_the_judge_key_comes_from_the_environment_and_no_table_holds_it(endpoint, conn, home, monkeypatch):
+    """The key is sent as a bearer token from MEMCURATOR_JUDGE_API_KEY; a password or key written into
+    the endpoint's URL is not sent as user info, and neither reaches the store: the recorded settings and
+    the judge's version hold the endpoint without them."""
+    from memcurator import ingest
+    from memcurator.config import CurationConfig
+    from memcurator.night import derive_night
+    from tests.conftest import write, write_jsonl
+
+    monkeypatch.setenv("MEMCURATOR_JUDGE_API_KEY", "sk-environment-secret")
+    with_secrets = endpoint.replace("http://", "http://someone:url-secret@") + "?token=query-secret"
+    cfg = CurationConfig(judge_endpoint=with_secrets, judge_model="tiny")
+    write_jsonl(home.landing / "f.jsonl", [
+        write("the ledger cache is warm at start", entry_id="a", ts="2026-11-20T00:00:00Z", data={"tags": ["cache"]}),
+        write("the ledger cache is not warm at start", entry_id="b", ts="2026-11-21T00:00:00Z", data={"tags": ["cache"]})])
+    ingest.ingest_landing(conn, home.landing, None, cfg)
+    derive_night(conn, datetime(2026, 11, 30), cfg)
+
+    assert conn.execute("select detector from core.contradictions").fetchall() == [("chat:tiny",)]
+    (path, headers), = _Handler.headers_seen
+    assert headers["Authorization"] == "Bearer sk-environment-secret"
+    assert path == "/v1/chat/completions?token=query-secret"
+    public = endpoint + "?token=***"
+    settings = json.loads(conn.execute("select settings from core.audit_settings").fetchone()[0])
+    assert settings["judge_endpoint"] == public
+    assert conn.execute("select distinct judge from core.judged_pairs").fetchall() == [(f"chat:{public}:tiny",)]
+    tables = conn.execute("select schema_name, table_name from duckdb_tables() where not temporary").fetchall()
+    assert len(tables) > 20
+    for schema, table in tables:
+        held = str(conn.execute(f"select * from {schema}.{table}").fetchall())
+        assert not any(secret in held for secret in ("url-secret", "query-secret", "sk-environment-secret")), table
+
+
+def test_public_endpoint_drops_user_info_and_masks_query_values():
+    from memcurator.config import public_endpoint
+
+    assert public_endpoint("") == ""
+    assert public_endpoint("http://127.0.0.1:11434/v1") == "http://127.0.0.1:11434/v1"
+    assert public_endpoint("https://me:pw@api.example.org/v1/?api-version=2&key=k") == \
+        "https://api.example.org/v1/?api-version=***&key=***"
+    assert public_endpoint("https://token@[::1]:8443/v1#frag") == "https://[::1]:8443/v1"
