@@ -21,7 +21,7 @@ from datetime import datetime
 import duckdb
 
 from memcurator.store import ensure_table, params_used, replace_table, set_version, table_exists, transaction
-from memcurator.tables import NS, C, Table, register
+from memcurator.tables import ENTRY_HASH, NS, C, Table, register
 
 REFRESHES = register(Table(
     "work", "refreshes",
@@ -126,6 +126,13 @@ def input_changes(conn: duckdb.DuckDBPyConnection, table: str, version: str, inp
 
 
 ENTRY_KEY = ("namespace", "entry_id")
+# The hashes of the entries in stage_scope (a table scoped by entry; tables.ENTRY_HASH). The queries read
+# them through the view stage_hashes, whose filter (true of every hash) is there for DuckDB: a join whose
+# smaller side has a filter pushes a Bloom filter of that side's hashes into the scan of the larger one,
+# which then skips the other rows before their other columns are read (a 1M-row table for 40k entries:
+# 35 ms by the strings, 22 ms by hashes, 9 ms with the Bloom filter).
+STAGE_HASH_ROWS = "stage_hash_rows"
+STAGE_HASHES = f"select {ENTRY_HASH.name} from {STAGE_HASH_ROWS} where {ENTRY_HASH.name} % 1000003 <> 99999999"
 # A read of a per-entry table narrowed to the entries the inputs changed (after input_changes).
 OF_CHANGED_ENTRIES = "semi join input_changes using (namespace, entry_id)"
 
@@ -133,11 +140,13 @@ OF_CHANGED_ENTRIES = "semi join input_changes using (namespace, entry_id)"
 def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, version: str,
                     inputs: list[str], scope: str = "", after: list[str] = (), compare: str = "",
                     key: tuple[str, ...] = ENTRY_KEY, entries: str = "", written: str = "",
-                    scope_key: tuple[str, ...] = ()) -> int:
+                    scope_key: tuple[str, ...] = (), hashes: str = "") -> int:
     """Keep a table by deriving again only the rows whose inputs changed.
 
     ``query`` derives every row when $all is true, and otherwise only the rows whose ``scope_key`` (default:
-    ``key``) is in the temp table stage_scope. For a table scoped by entry the scope is what the inputs
+    ``key``) is in the temp table stage_scope; it reads per-entry tables by the entry hashes in the view
+    stage_hashes (STAGE_HASHES): a table scoped by entry, its scope's; another, those of the query ``hashes``
+    (over stage_scope). For a table scoped by entry the scope is what the inputs
     changed (temp table input_changes) together with ``scope``'s rows; otherwise ``scope``'s rows alone (a
     query that may read input_changes and $since, the night last derived). The statements of ``after`` run
     after the rows are written either way (to set what depends on $as_of for every row; they leave the
@@ -154,10 +163,15 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
     ensure_table(conn, table)
     used = lambda statement, extra={}: params_used(statement, {**params, **extra})  # noqa: E731,B006
     now, before = input_changes(conn, table.qualified, version, inputs, params["as_of"])
-    undated = ", ".join(c for c in table.column_names if c != "as_of")
+    # (entry_hash follows the key: the same whenever the key is)
+    undated = ", ".join(c for c in table.column_names if c not in ("as_of", ENTRY_HASH.name))
     cols, written = compare or undated, written or undated
     keys, scoped = ", ".join(key), ", ".join(scope_key or key)
+    by_entry = (scope_key or key) == ENTRY_KEY
+    hashed = by_entry and ENTRY_HASH.name in table.column_names
     conn.execute(f"create or replace temp table stage_scope as select {scoped} from {table.qualified} limit 0")
+    conn.execute(f"create or replace temp table {STAGE_HASH_ROWS} ({ENTRY_HASH.name} ubigint)")
+    conn.execute(f"create or replace temp view stage_hashes as {STAGE_HASHES}")
     try:
         with transaction(conn):
             if before is None:
@@ -167,16 +181,28 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
                 set_version(conn, table, version)
                 record(conn, table.qualified, version, params["as_of"], now, None)
                 return count
-            if (scope_key or key) == ENTRY_KEY:
+            if by_entry:
                 conn.execute("insert into stage_scope select * from input_changes")
             if scope:
                 conn.execute(f"insert into stage_scope {scope}", used(scope, {"since": before.as_of}))
             conn.execute("create or replace temp table stage_scope as select distinct * from stage_scope")
-            # the scope's stored rows, with their row ids: the delete below reads them, not the table again
-            conn.execute(f"create or replace temp table stage_old as select rowid as stored_row, * from {table.qualified} "
-                         f"semi join stage_scope using ({scoped})")
-            conn.execute(f"create or replace temp table stage_rows as select {table.select_list('q')} "
-                         f"from ({query}) q", used(query, {"all": False}))
+            if by_entry or hashes:
+                conn.execute(f"insert into {STAGE_HASH_ROWS} select distinct * from "
+                             f"({hashes or 'select ' + ENTRY_HASH.expression.format(row='') + ' from stage_scope'})")
+            # the scope's stored rows, with their row ids: the delete below reads them, not the table again (read
+            # by hash, then matched by key: materialised between, or DuckDB pushes the second join's filter on the
+            # strings into the scan of every row)
+            old = (f"with hashed as materialized (select rowid as stored_row, * from {table.qualified} "
+                   "semi join stage_hashes using (entry_hash)) select * from hashed semi join stage_scope "
+                   "using (namespace, entry_id)" if hashed else
+                   f"select rowid as stored_row, * from {table.qualified} semi join stage_scope using ({scoped})")
+            conn.execute(f"create or replace temp table stage_old as {old}")
+            # (the query reads its per-entry inputs by the scope's hashes: rows of entries outside it that
+            # share a hash with one inside are derived too, and left out here)
+            conn.execute(f"create or replace temp table stage_rows as select {table.select_list('q')} " + (
+                         f"from ({query}) q" if not by_entry else
+                         f"from (with derived as materialized ({query}) select * from derived "
+                         "semi join stage_scope using (namespace, entry_id)) q"), used(query, {"all": False}))
             # each key of the scope once, derived and stored side by side: whether its row is written (new, or
             # derived otherwise than stored in ``written``) and whether it changed (in ``compare``'s columns, or
             # gone, or new). One join of the two, where two "except"s of them (in ``written``, in ``compare``'s
@@ -205,7 +231,9 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
             record(conn, table.qualified, version, params["as_of"], now,
                    entries or ("select namespace, entry_id from changed_rows" if key != ENTRY_KEY else changed_keys))
     finally:
-        for temp in ("stage_scope", "stage_old", "stage_rows", "stage_diff", "changed_rows", "input_changes"):
+        conn.execute("drop view if exists stage_hashes")
+        for temp in ("stage_scope", STAGE_HASH_ROWS, "stage_old", "stage_rows", "stage_diff", "changed_rows",
+                     "input_changes"):
             conn.execute(f"drop table if exists {temp}")
     return conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
 

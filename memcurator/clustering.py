@@ -37,7 +37,7 @@ from memcurator.config import CurationConfig
 from memcurator.frames import namespace_passes
 from memcurator.store import (code_version, ensure_table, registered, replace_table, replace_table_from_frame,
                               set_version, transaction)
-from memcurator.tables import NS, C, Table, register
+from memcurator.tables import ENTRY_HASH, NS, C, Table, register
 
 EXACT_GROUP_PAIR_CAP = 200  # exact-copy groups larger than this get star edges from their oldest copy
 # specific tokens: numbers of two or more digits and identifiers (letters with 3+ digits, #123, paths)
@@ -68,6 +68,7 @@ NEAR_DUPLICATE_CLUSTERS = register(Table(
         C("member_count", "BIGINT", "Members in the cluster.", False),
         C("mean_similarity", "DOUBLE", "Mean similarity of this member to the others (0 where no edge).", False),
         C("first_written_at", "TIMESTAMP", "When this member was first written.", False),
+        ENTRY_HASH,
     ),
     key=("namespace", "entry_id"),
 ))
@@ -108,6 +109,7 @@ ENTRY_IMPORTANCE = register(Table(
         C("later_similar_writes", "BIGINT", "Compatible near-duplicates written after it.", False),
         C("penalty_factor", "DOUBLE", "Product of the per-occurrence penalties (1 = none).", False),
         C("importance", "DOUBLE", "declared_importance x penalty_factor.", False),
+        ENTRY_HASH,
     ),
     key=("namespace", "entry_id"),
 ))
@@ -404,7 +406,7 @@ semi join (select namespace, cluster_id from core.near_duplicate_clusters
 
 def _clusters_version() -> str:
     return code_version("near_duplicate_clusters", inspect.getsource(clusters), EDGES,
-                        NEAR_DUPLICATE_CLUSTERS.ddl(), CLUSTER_EDGES.ddl())
+                        NEAR_DUPLICATE_CLUSTERS.ddl(), CLUSTER_EDGES.ddl(), duckdb.__version__)
 
 
 def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
@@ -502,6 +504,7 @@ def build_principle_proposals(conn: duckdb.DuckDBPyConnection, as_of: datetime, 
         ["core.near_duplicate_clusters", "core.entry_generality", "core.entry_usage", "core.entries",
          "core.memory_writes", "core.contradictions"],
         scope=scope, key=("namespace", "cluster_id"),
+        hashes="select entry_hash from core.near_duplicate_clusters semi join stage_scope using (namespace, cluster_id)",
         entries="select namespace, unnest(members) as entry_id from changed_rows "
                 "union all select namespace, principle_id from changed_rows "
                 "union all select namespace, cluster_id from changed_rows")  # the audit log's entity

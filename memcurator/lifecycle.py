@@ -16,7 +16,7 @@ from memcurator import changes, sql
 from memcurator.config import CurationConfig
 from memcurator.entries import memory_writes_version
 from memcurator.store import code_version
-from memcurator.tables import AS_OF, NS, C, Table, register
+from memcurator.tables import AS_OF, ENTRY_HASH, NS, C, Table, register
 
 # Admission heuristics, applied to the normalised (lower-cased, whitespace-folded) text.
 LEAD_IN = r"^(lesson|note to self|important|learned today|remember|note|tip)\s*[:-]\s*"
@@ -62,6 +62,7 @@ ENTRY_LIFECYCLE = register(Table(
         C("review_reason", "VARCHAR", "Why it is flagged."),
         C("recall_observed", "BOOLEAN", "Its namespace records recalls (idleness counts as evidence only there).", False),
         C("next_change_at", "TIMESTAMP", "When a date rule could next move it without new input (null: never); the rules run again for it then."),
+        ENTRY_HASH,
     ),
     key=("namespace", "entry_id"),
 ))
@@ -100,6 +101,7 @@ ENTRY_GENERALITY = register(Table(
         C("generality_rule", "VARCHAR", "declared or derived.", False),
         C("is_imperative", "BOOLEAN", "Imperative principle phrasing (raises derived generality).", False),
         C("specifics", "INTEGER", "Specific tokens counted (ids, dates, times, paths; at most 5).", False),
+        ENTRY_HASH,
     ),
     key=("namespace", "entry_id"),
 ))
@@ -117,6 +119,7 @@ ENTRY_TEXT_FEATURES = register(Table(
         C("has_operational_state", "BOOLEAN", "Describes a passing operational state.", False),
         C("is_one_off", "BOOLEAN", "Names one run, ticket, request or temporary path.", False),
         C("is_chatter", "BOOLEAN", "Greeting or acknowledgement, or under three words.", False),
+        ENTRY_HASH,
     ),
     key=("namespace", "entry_id"),
 ))

@@ -15,7 +15,7 @@ import duckdb
 from memcurator import changes, sql
 from memcurator.config import CurationConfig
 from memcurator.store import code_version, create_view, transaction
-from memcurator.tables import NS, C, Table, null_counts, register
+from memcurator.tables import ENTRY_HASH, NS, C, Table, null_counts, register
 
 ENTRY_SCORES = register(Table(
     "core", "entry_scores",
@@ -27,6 +27,7 @@ ENTRY_SCORES = register(Table(
         C("proven_points", "BIGINT", "min(proven_count, proven_cap).", False),
         C("recency_boost", "DOUBLE", "Boost for recent use (recall), not for a recent note.", False),
         C("score", "DOUBLE", "generality x w_generality + proven_points + recency_boost.", False),
+        ENTRY_HASH,
     ),
     key=("namespace", "entry_id"),
 ))
@@ -85,7 +86,7 @@ RECALL_VIEW = register(Table(
 RECALL_RANKING = register(Table(
     "mart", "recall_ranking",
     "One row per row of mart.recall_view, as the night stores it: without the text and the rank (the view adds them).",
-    tuple(c for c in RECALL_VIEW.columns if c.name not in ("text", "rank")),
+    tuple(c for c in RECALL_VIEW.columns if c.name not in ("text", "rank")) + (ENTRY_HASH,),
     key=RECALL_VIEW.key,
 ))
 

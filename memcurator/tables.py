@@ -18,6 +18,7 @@ class Column:
     description: str
     nullable: bool = True
     compression: str = ""  # a storage compression DuckDB uses instead of choosing one (see LONG_TEXT)
+    expression: str = ""  # computed from the row's other columns on every write ({row}: the row's prefix)
 
 
 @dataclass(frozen=True)
@@ -49,11 +50,13 @@ class Table:
     def select_list(self, source: str = "") -> str:
         """Cast-and-order projection so any query result lands in the declared shape."""
         prefix = f"{source}." if source else ""
-        return ", ".join(f"CAST({prefix}{c.name} AS {c.type}) AS {c.name}" for c in self.columns)
+        return ", ".join(f"CAST({c.expression.format(row=prefix) if c.expression else prefix + c.name} AS {c.type}) "
+                         f"AS {c.name}" for c in self.columns)
 
 
-def C(name: str, type_: str, description: str, nullable: bool = True, compression: str = "") -> Column:
-    return Column(name, type_, description, nullable, compression)
+def C(name: str, type_: str, description: str, nullable: bool = True, compression: str = "",
+      expression: str = "") -> Column:
+    return Column(name, type_, description, nullable, compression, expression)
 
 
 # The texts the nightly steps write are stored as they are: DuckDB otherwise tries each string
@@ -66,6 +69,13 @@ LONG_TEXT = "uncompressed"
 AS_OF = C("as_of", "TIMESTAMP", "Exclusive upper bound on event time this row was derived for (UTC).", False)
 NS = C("namespace", "VARCHAR", "Tenant/user/fleet scope; nothing crosses it.", False)
 ENTRY = C("entry_id", "VARCHAR", "Entry id (given by the writer, or derived from the content).", False)
+# The per-entry tables carry a 64-bit hash of their entry: a night reads the rows of the entries it derives
+# again by it (changes.refresh_entries), where a join on the two strings read and hashed both of every row
+# (a 1M-row table for 40k entries: 35 -> 13 ms); the rows read are then matched by (namespace, entry_id),
+# so a hash two entries share only widens a read. DuckDB's hash: the versions of the tables holding it
+# name DuckDB's version, and another version derives them again.
+ENTRY_HASH = C("entry_hash", "UBIGINT", "hash(namespace, entry_id) in DuckDB: what a night's reads of the entries "
+              "it derives again join on first.", False, expression="hash({row}namespace, {row}entry_id)")
 
 LANDED_FILES = Table(
     "raw", "landed_files",
@@ -155,6 +165,7 @@ MEMORY_WRITES = Table(
         C("valid_from", "TIMESTAMP", "Start of the fact's validity (about the fact, not the note)."),
         C("valid_until", "TIMESTAMP", "End of the fact's validity."),
         C("tags", "VARCHAR[]", "Subject keys: files, services, workflows the entry is about.", False),
+        ENTRY_HASH,
     ),
     key=("event_id",),
 )
@@ -185,6 +196,7 @@ ENTRIES = Table(
         C("distinct_agents", "BIGINT", "Distinct agents that wrote it.", False),
         C("writer_agents", "VARCHAR[]", "Agents that wrote it, sorted.", False),
         C("last_event_id", "VARCHAR", "Event id of the current version.", False),
+        ENTRY_HASH,
     ),
     key=("namespace", "entry_id"),
 )
@@ -202,6 +214,7 @@ RECALL_RESULTS = Table(
         ENTRY,
         C("rank", "INTEGER", "1-based rank of the entry in the result.", False),
         C("injected", "BOOLEAN", "Whether the entry was injected into the prompt.", False),
+        ENTRY_HASH,
     ),
     key=("event_id", "entry_id"),
 )
@@ -217,6 +230,7 @@ CHECKS = Table(
         C("error_class", "VARCHAR", "assertion or transient (fail only)."),
         C("actor", "VARCHAR", "Who checked: test, human, ...", False),
         C("corrected_by", "VARCHAR", "Entry id that corrects the checked entry, if named."),
+        ENTRY_HASH,
     ),
     key=("event_id",),
 )
@@ -253,6 +267,7 @@ ENTRY_USAGE = Table(
         C("last_verified_at", "TIMESTAMP", "Latest passing check."),
         C("last_failed_assertion_at", "TIMESTAMP", "Latest failing assertion check."),
         C("last_check_status", "VARCHAR", "Status of the latest non-transient check: pass or fail."),
+        ENTRY_HASH,
     ),
     key=("namespace", "entry_id"),
 )

@@ -3,15 +3,27 @@
 with scoped_entries as not materialized (
     select * from core.entries where $all
     union all
-    select * from core.entries semi join stage_scope using (namespace, entry_id) where not $all
+    select * from core.entries semi join stage_hashes using (entry_hash) where not $all
+),
+
+scoped_usage as not materialized (
+    select * from core.entry_usage where $all
+    union all
+    select * from core.entry_usage semi join stage_hashes using (entry_hash) where not $all
+),
+
+scoped_text_features as not materialized (
+    select * from core.entry_text_features where $all
+    union all
+    select * from core.entry_text_features semi join stage_hashes using (entry_hash) where not $all
 ),
 
 features as (
     select e.namespace, e.entry_id, e.class, e.generality, e.distinct_runs, u.distinct_recall_runs,
         t.is_imperative, t.specifics
     from scoped_entries as e
-    inner join core.entry_usage as u using (namespace, entry_id)
-    inner join core.entry_text_features as t using (namespace, entry_id)
+    inner join scoped_usage as u using (namespace, entry_id)
+    inner join scoped_text_features as t using (namespace, entry_id)
 )
 
 select

@@ -6,7 +6,7 @@
 with scoped_entries as not materialized (
     select * from core.entries where $all
     union all
-    select * from core.entries semi join stage_scope using (namespace, entry_id) where not $all
+    select * from core.entries semi join stage_hashes using (entry_hash) where not $all
 ),
 
 scoped_pairs as not materialized (

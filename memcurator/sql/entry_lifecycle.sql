@@ -11,13 +11,13 @@
 with scoped_entries as not materialized (
     select * from core.entries where $all
     union all
-    select * from core.entries semi join stage_scope using (namespace, entry_id) where not $all
+    select * from core.entries semi join stage_hashes using (entry_hash) where not $all
 ),
 
 scoped_writes as not materialized (
     select * from core.memory_writes where $all
     union all
-    select * from core.memory_writes semi join stage_scope using (namespace, entry_id) where not $all
+    select * from core.memory_writes semi join stage_hashes using (entry_hash) where not $all
 ),
 
 -- the per-entry inputs, narrowed the same way (joined whole, one of them was hashed, 1M rows at 1M
@@ -25,19 +25,25 @@ scoped_writes as not materialized (
 scoped_importance as not materialized (
     select * from core.entry_importance where $all
     union all
-    select * from core.entry_importance semi join stage_scope using (namespace, entry_id) where not $all
+    select * from core.entry_importance semi join stage_hashes using (entry_hash) where not $all
 ),
 
 scoped_text_features as not materialized (
     select * from core.entry_text_features where $all
     union all
-    select * from core.entry_text_features semi join stage_scope using (namespace, entry_id) where not $all
+    select * from core.entry_text_features semi join stage_hashes using (entry_hash) where not $all
 ),
 
 scoped_generality as not materialized (
     select * from core.entry_generality where $all
     union all
-    select * from core.entry_generality semi join stage_scope using (namespace, entry_id) where not $all
+    select * from core.entry_generality semi join stage_hashes using (entry_hash) where not $all
+),
+
+scoped_usage as not materialized (
+    select * from core.entry_usage where $all
+    union all
+    select * from core.entry_usage semi join stage_hashes using (entry_hash) where not $all
 ),
 
 usage as (
@@ -46,7 +52,7 @@ usage as (
         u.recall_count, u.last_recalled_at, u.distinct_recall_runs, u.proven_count,
         u.failed_assertions, u.last_check_status, u.last_verified_at
     from scoped_entries as e
-    inner join core.entry_usage as u using (namespace, entry_id)
+    inner join scoped_usage as u using (namespace, entry_id)
 ),
 
 merged as (
@@ -95,7 +101,7 @@ activity as (
     union all
     select namespace, entry_id, ts, false as is_write from core.recall_results where $all
     union all
-    select namespace, entry_id, ts, false from core.recall_results semi join stage_scope using (namespace, entry_id)
+    select namespace, entry_id, ts, false from core.recall_results semi join stage_hashes using (entry_hash)
     where not $all
 ),
 
@@ -107,7 +113,7 @@ cluster_writes as (
         union all
         select * from core.near_duplicate_clusters
         where not $all and (namespace, cluster_id) in (
-            select (namespace, cluster_id) from core.near_duplicate_clusters semi join stage_scope using (namespace, entry_id))
+            select (namespace, cluster_id) from core.near_duplicate_clusters semi join stage_hashes using (entry_hash))
     ) as c
     inner join core.memory_writes as w using (namespace, entry_id)
 ),

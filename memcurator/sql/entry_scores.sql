@@ -6,13 +6,19 @@
 with scoped_lifecycle as not materialized (
     select * from core.entry_lifecycle where $all
     union all
-    select * from core.entry_lifecycle semi join stage_scope using (namespace, entry_id) where not $all
+    select * from core.entry_lifecycle semi join stage_hashes using (entry_hash) where not $all
+),
+
+scoped_usage as not materialized (
+    select * from core.entry_usage where $all
+    union all
+    select * from core.entry_usage semi join stage_hashes using (entry_hash) where not $all
 ),
 
 inputs as (
     select l.namespace, l.entry_id, l.generality, u.proven_count, u.last_recalled_at
     from scoped_lifecycle as l
-    inner join core.entry_usage as u using (namespace, entry_id)
+    inner join scoped_usage as u using (namespace, entry_id)
 
     union all
 

@@ -9,7 +9,7 @@ with scoped_entries as not materialized (
     select * from core.entries where $all
     union all
     select * from core.entries where not $all and rowid in (
-        select rowid from core.entries semi join stage_scope using (namespace, entry_id))
+        select rowid from core.entries semi join stage_hashes using (entry_hash))
 ),
 
 marked as (  -- whether the text has any of the markers below (lifecycle.ANY_MARKER): most have none

@@ -3,19 +3,19 @@
 with scoped_entries as not materialized (
     select namespace, entry_id from core.entries where $all
     union all
-    select namespace, entry_id from core.entries semi join stage_scope using (namespace, entry_id) where not $all
+    select namespace, entry_id from core.entries semi join stage_hashes using (entry_hash) where not $all
 ),
 
 scoped_recalls as not materialized (
     select * from core.recall_results where $all
     union all
-    select * from core.recall_results semi join stage_scope using (namespace, entry_id) where not $all
+    select * from core.recall_results semi join stage_hashes using (entry_hash) where not $all
 ),
 
 scoped_checks as not materialized (
     select * from core.checks where $all
     union all
-    select * from core.checks semi join stage_scope using (namespace, entry_id) where not $all
+    select * from core.checks semi join stage_hashes using (entry_hash) where not $all
 ),
 
 recalled as (

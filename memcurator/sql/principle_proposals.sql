@@ -2,11 +2,36 @@
 -- Canonical member: highest mean similarity to the others, then generality, then proof, then the
 -- earliest written, then the entry id. An approved principle keeps the canonical chosen at approval
 -- (decision data.canonical_entry_id) while that entry is still a member: a narrow tweak never demotes it.
--- With $all false, only the clusters in the temp table stage_scope (changes.refresh_entries).
+-- With $all false, only the clusters in the temp table stage_scope (changes.refresh_entries), their members'
+-- rows read by the members' hashes (stage_hashes).
 with scoped_clusters as not materialized (
     select * from core.near_duplicate_clusters where $all
     union all
     select * from core.near_duplicate_clusters semi join stage_scope using (namespace, cluster_id) where not $all
+),
+
+scoped_generality as not materialized (
+    select * from core.entry_generality where $all
+    union all
+    select * from core.entry_generality semi join stage_hashes using (entry_hash) where not $all
+),
+
+scoped_usage as not materialized (
+    select * from core.entry_usage where $all
+    union all
+    select * from core.entry_usage semi join stage_hashes using (entry_hash) where not $all
+),
+
+scoped_entries as not materialized (
+    select * from core.entries where $all
+    union all
+    select * from core.entries semi join stage_hashes using (entry_hash) where not $all
+),
+
+scoped_writes as not materialized (
+    select * from core.memory_writes where $all
+    union all
+    select * from core.memory_writes semi join stage_hashes using (entry_hash) where not $all
 ),
 
 members as (
@@ -14,9 +39,9 @@ members as (
         c.namespace, c.cluster_id, c.entry_id, c.member_count, c.mean_similarity, c.first_written_at,
         g.generality, u.proven_count, u.recall_count, u.last_recalled_at
     from scoped_clusters as c
-    inner join core.entry_generality as g using (namespace, entry_id)
-    inner join core.entry_usage as u using (namespace, entry_id)
-    inner join core.entries as e using (namespace, entry_id)
+    inner join scoped_generality as g using (namespace, entry_id)
+    inner join scoped_usage as u using (namespace, entry_id)
+    inner join scoped_entries as e using (namespace, entry_id)
     where c.member_count >= $min_members
 ),
 
@@ -35,7 +60,7 @@ writers as (
         count(distinct w.run_id) as distinct_runs,
         count(distinct w.agent_id) as distinct_agents
     from scoped_clusters as c
-    inner join core.memory_writes as w using (namespace, entry_id)
+    inner join scoped_writes as w using (namespace, entry_id)
     where c.member_count >= $min_members
     group by c.namespace, c.cluster_id
 ),
@@ -84,7 +109,7 @@ conflicted as (
     select c.namespace, c.cluster_id, count(*) as open_conflicts
     from core.contradictions as k
     inner join scoped_clusters as c on c.namespace = k.namespace and c.entry_id = k.entry_a
-    inner join core.near_duplicate_clusters as c2
+    inner join scoped_clusters as c2  -- (in the cluster of c)
         on c2.namespace = k.namespace and c2.entry_id = k.entry_b and c2.cluster_id = c.cluster_id
     where k.status = 'open'
     group by c.namespace, c.cluster_id
@@ -122,7 +147,7 @@ select
 from evidence as e
 inner join chosen as c using (namespace, cluster_id)
 -- the text of the canonical member only (members carry no texts: 1M texts read and ranked for 55k clusters)
-inner join core.entries as t on t.namespace = c.namespace and t.entry_id = c.canonical_entry_id
+inner join scoped_entries as t on t.namespace = c.namespace and t.entry_id = c.canonical_entry_id
 inner join writers as w using (namespace, cluster_id)
 left join better as b using (namespace, cluster_id)
 left join conflicted as k using (namespace, cluster_id)

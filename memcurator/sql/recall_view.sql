@@ -8,14 +8,32 @@
 with scoped_lifecycle as not materialized (
     select * from core.entry_lifecycle where $all
     union all
-    select * from core.entry_lifecycle semi join stage_scope using (namespace, entry_id) where not $all
+    select * from core.entry_lifecycle semi join stage_hashes using (entry_hash) where not $all
+),
+
+scoped_scores as not materialized (
+    select * from core.entry_scores where $all
+    union all
+    select * from core.entry_scores semi join stage_hashes using (entry_hash) where not $all
+),
+
+scoped_entries as not materialized (
+    select * from core.entries where $all
+    union all
+    select * from core.entries semi join stage_hashes using (entry_hash) where not $all
+),
+
+scoped_usage as not materialized (
+    select * from core.entry_usage where $all
+    union all
+    select * from core.entry_usage semi join stage_hashes using (entry_hash) where not $all
 ),
 
 recallable as (
     select l.namespace, l.entry_id, l.class, l.state, l.reason, l.generality, l.flagged_for_review, l.review_reason,
         s.score
     from scoped_lifecycle as l
-    inner join core.entry_scores as s using (namespace, entry_id)
+    inner join scoped_scores as s using (namespace, entry_id)
     where l.state in ('active', 'reverify', 'held', 'case')
 ),
 
@@ -84,8 +102,8 @@ entry_rows as (
         || case when len(cb.banners) > 3 then ['... and ' || (len(cb.banners) - 3) || ' more conflicts (memcurator show)']
                 else []::varchar[] end as banners
     from recallable as r
-    inner join core.entries as e using (namespace, entry_id)
-    inner join core.entry_usage as u using (namespace, entry_id)
+    inner join scoped_entries as e using (namespace, entry_id)
+    inner join scoped_usage as u using (namespace, entry_id)
     left join conflict_banners as cb using (namespace, entry_id)
 ),
 
@@ -100,7 +118,7 @@ principle_rows as (
         ['principle: merges ' || p.member_count || ' entries written by ' || p.distinct_runs || ' runs and '
          || p.distinct_agents || ' agents (cluster ' || p.cluster_id || ')'] as banners
     from core.principle_proposals as p
-    inner join core.entry_scores as s on s.namespace = p.namespace and s.entry_id = p.principle_id
+    inner join scoped_scores as s on s.namespace = p.namespace and s.entry_id = p.principle_id
     where p.status = 'approved'
       and ($all or exists (select 1 from stage_scope as x where x.namespace = p.namespace and x.entry_id = p.principle_id))
 ),

@@ -13,7 +13,7 @@ from memcurator.config import CurationConfig
 from memcurator.crash import table_hashes
 from memcurator.entries import as_of_for_night
 from memcurator.home import Home
-from memcurator.tables import AS_OF, NS, TABLES, C, Table
+from memcurator.tables import AS_OF, ENTRY_HASH, NS, TABLES, C, Table
 from tests.conftest import ev, write, write_jsonl
 from tests.unit.test_nearindex import FIRST, fleet  # noqa: F401 (the same demo fleet, a fixture of this module too)
 
@@ -70,6 +70,30 @@ def test_night_by_night_every_table_is_the_full_derivations(fleet, tmp_path):
             for table in KEPT:
                 derived_all, changed = kept[table]
                 assert not derived_all and changed < total, (day, table, kept[table], total)
+
+
+def test_entries_sharing_a_hash_only_widen_the_reads(fleet, tmp_path):
+    """A night reads the rows of the entries it derives again by their hash (tables.ENTRY_HASH), then matches
+    them by (namespace, entry_id): with every entry of a namespace sharing one hash (each such read takes
+    whole namespaces), night after night every table is still the full derivation's."""
+    expression = ENTRY_HASH.expression
+    object.__setattr__(ENTRY_HASH, "expression", "hash({row}namespace)")
+    try:
+        chained = tmp_path / "chained.duckdb"
+        shutil.copyfile(fleet.store, chained)
+        for k in (0, 1, 2, 5):
+            day = FIRST + timedelta(days=k)
+            _derive(chained, day)
+            assert _comparable(table_hashes(chained)) == _fresh(fleet, tmp_path, day), f"night {day}"
+            assert _views(chained) == _views(tmp_path / f"fresh-{day}.duckdb"), f"night {day}"
+            if k:
+                assert not any(kept[table][0] for kept in [_refreshes(chained)] for table in KEPT)
+        with store.connect(chained, read_only=True) as conn:
+            assert conn.execute("select count(distinct entry_hash), count(distinct namespace), count(*) "
+                                "from core.entries").fetchone() == (5, 5, conn.execute(
+                                    "select count(*) from core.entries").fetchone()[0])
+    finally:
+        object.__setattr__(ENTRY_HASH, "expression", expression)
 
 
 def test_a_night_without_new_events_moves_only_what_the_date_moves(fleet, tmp_path):

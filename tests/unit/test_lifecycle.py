@@ -275,9 +275,10 @@ def test_text_features_read_as_the_plain_patterns_do():
              "the deploy queue is down right now", "ticket 12 closed", "commit deadbeef01 is bad", "canary is at 5"]
     conn = duckdb.connect()
     conn.execute("create schema core")
-    conn.execute("create temp table stage_scope (namespace varchar, entry_id varchar)")  # read when $all is false
+    conn.execute("create temp table stage_hashes (entry_hash ubigint)")  # read when $all is false
     conn.execute("create table core.entries as select 'ns' as namespace, 'e' || i as entry_id, 'w' || i as last_event_id, "
-                 "t as norm_text from (select unnest($t) as t, generate_subscripts($t, 1) as i)", {"t": texts})
+                 "t as norm_text, 0::ubigint as entry_hash from (select unnest($t) as t, generate_subscripts($t, 1) as i)",
+                 {"t": texts})
     query = sql.load("entry_text_features")
     got = conn.execute(f"select * from ({query}) order by entry_id", params_used(query, {**PATTERNS, "all": True})).fetchall()
     plain = conn.execute(

@@ -25,8 +25,10 @@ rows = st.lists(
 def scores(frame: pl.DataFrame, cfg=CurationConfig()) -> list[float]:
     with store.connect(":memory:") as conn:
         conn.register("inputs", frame.to_arrow())
-        conn.execute("create table core.entry_lifecycle as select namespace, entry_id, generality from inputs")
-        conn.execute("create table core.entry_usage as select namespace, entry_id, proven_count, last_recalled_at from inputs")
+        conn.execute("create table core.entry_lifecycle as select namespace, entry_id, generality, "
+                     "hash(namespace, entry_id) as entry_hash from inputs")
+        conn.execute("create table core.entry_usage as select namespace, entry_id, proven_count, last_recalled_at, "
+                     "hash(namespace, entry_id) as entry_hash from inputs")
         store.ensure_table(conn, PRINCIPLE_PROPOSALS)  # no approved principles here
         build_entry_scores(conn, AS_OF, cfg)
         return [r[0] for r in conn.execute("select score from core.entry_scores order by entry_id").fetchall()]
@@ -88,8 +90,8 @@ def test_the_recall_views_rank_numbers_each_namespace_in_recall_order():
         conn.executemany(
             "insert into mart.recall_ranking (namespace, entry_id, tier, score, class, state, banners, has_failed_check, "
             "conflict_with, is_likely_current, tags, generality, proven_count, first_written_at, last_written_at, "
-            "version_count, writer_agents) values (?, ?, ?, ?, 'lesson', 'active', [], false, [], true, [], "
-            "1, 0, ?, ?, 1, [])", [[ns, e, tier, score, w, w] for ns, e, tier, score, w in stored])
+            "version_count, writer_agents, entry_hash) values (?, ?, ?, ?, 'lesson', 'active', [], false, [], true, [], "
+            "1, 0, ?, ?, 1, [], 0)", [[ns, e, tier, score, w, w] for ns, e, tier, score, w in stored])
         create_recall_view(conn)
         ranks = conn.execute("select namespace, entry_id, rank from mart.recall_view order by all").fetchall()
         assert ranks == [("a", "e0", 2), ("a", "e1", 5), ("a", "e2", 4), ("a", "e3", 3), ("a", "e4", 1), ("b", "e9", 1)]

@@ -49,8 +49,9 @@ def test_long_texts_are_stored_uncompressed(tmp_path):
         store.ensure_table(conn, MEMORY_WRITES)
         conn.execute(
             "insert into core.memory_writes (event_id, namespace, entry_id, ts, actor, text, class, trust,"
-            " tags) select 'e' || i, 'ns', 'm' || i, timestamp '2026-01-01', 'agent',"
-            " 'lesson number ' || i || ' about the ledger service', 'lesson', 1.0, [] from range(50000) r(i)")
+            " tags, entry_hash) select 'e' || i, 'ns', 'm' || i, timestamp '2026-01-01', 'agent',"
+            " 'lesson number ' || i || ' about the ledger service', 'lesson', 1.0, [], hash('ns', 'm' || i)"
+            " from range(50000) r(i)")
         conn.execute("checkpoint")
         used = dict(conn.execute("select column_name, list_distinct(list(compression)) from "
                                  "pragma_storage_info('core.memory_writes') where segment_type <> 'VALIDITY' "
