@@ -20,7 +20,8 @@ from datetime import datetime
 
 import duckdb
 
-from memcurator.store import ensure_table, params_used, replace_table, set_version, table_exists, transaction
+from memcurator.store import (EVERY_HASH, ensure_table, entry_rows, params_used, replace_table, set_version,
+                              table_exists, transaction)
 from memcurator.tables import ENTRY_HASH, NS, C, Table, register
 
 REFRESHES = register(Table(
@@ -127,12 +128,9 @@ def input_changes(conn: duckdb.DuckDBPyConnection, table: str, version: str, inp
 
 ENTRY_KEY = ("namespace", "entry_id")
 # The hashes of the entries in stage_scope (a table scoped by entry; tables.ENTRY_HASH). The queries read
-# them through the view stage_hashes, whose filter (true of every hash) is there for DuckDB: a join whose
-# smaller side has a filter pushes a Bloom filter of that side's hashes into the scan of the larger one,
-# which then skips the other rows before their other columns are read (a 1M-row table for 40k entries:
-# 35 ms by the strings, 22 ms by hashes, 9 ms with the Bloom filter).
+# them through the view stage_hashes, with the filter that makes DuckDB skip other rows (store.EVERY_HASH).
 STAGE_HASH_ROWS = "stage_hash_rows"
-STAGE_HASHES = f"select {ENTRY_HASH.name} from {STAGE_HASH_ROWS} where {ENTRY_HASH.name} % 1000003 <> 99999999"
+STAGE_HASHES = f"select {ENTRY_HASH.name} from {STAGE_HASH_ROWS} where {ENTRY_HASH.name} {EVERY_HASH}"
 # A read of a per-entry table narrowed to the entries the inputs changed (after input_changes).
 OF_CHANGED_ENTRIES = "semi join input_changes using (namespace, entry_id)"
 
@@ -189,12 +187,8 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
             if by_entry or hashes:
                 conn.execute(f"insert into {STAGE_HASH_ROWS} select distinct * from "
                              f"({hashes or 'select ' + ENTRY_HASH.expression.format(row='') + ' from stage_scope'})")
-            # the scope's stored rows, with their row ids: the delete below reads them, not the table again (read
-            # by hash, then matched by key: materialised between, or DuckDB pushes the second join's filter on the
-            # strings into the scan of every row)
-            old = (f"with hashed as materialized (select rowid as stored_row, * from {table.qualified} "
-                   "semi join stage_hashes using (entry_hash)) select * from hashed semi join stage_scope "
-                   "using (namespace, entry_id)" if hashed else
+            # the scope's stored rows, with their row ids: the delete below reads them, not the table again
+            old = (entry_rows(table.qualified, "select * from stage_scope", "rowid as stored_row, *") if hashed else
                    f"select rowid as stored_row, * from {table.qualified} semi join stage_scope using ({scoped})")
             conn.execute(f"create or replace temp table stage_old as {old}")
             # (the query reads its per-entry inputs by the scope's hashes: rows of entries outside it that

@@ -12,8 +12,8 @@ from datetime import date, datetime, time, timedelta
 import duckdb
 
 from memcurator import changes, sql
-from memcurator.store import (code_version, ensure_cache, ensure_table, params_used, replace_table, set_version,
-                              transaction)
+from memcurator.store import (code_version, ensure_cache, ensure_table, entry_rows, params_used, replace_table,
+                              set_version, transaction)
 from memcurator.tables import (CHECKS, ENTRIES, ENTRY, ENTRY_USAGE, MEMORY_WRITES, NS, RECALL_RESULTS, RUNS,
                                C, Table, register)
 
@@ -164,8 +164,10 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
     # entry otherwise
     writes_now, before = changes.input_changes(conn, ENTRIES.qualified, version, [MEMORY_WRITES.qualified], as_of)
     changed_writes = changes.OF_CHANGED_ENTRIES if before and stored and not stale else ""
+    writes = (f"({entry_rows(MEMORY_WRITES.qualified, 'select * from input_changes', 'namespace, entry_id, event_id')})"
+              if changed_writes else MEMORY_WRITES.qualified)
     conn.execute("create or replace temp table entry_sources_now as select namespace, entry_id, bit_xor(hash(event_id)) "
-                 f"as writes_hash from core.memory_writes {changed_writes} group by namespace, entry_id")
+                 f"as writes_hash from {writes} group by namespace, entry_id")
     conn.execute(f"create or replace temp view entry_sources_then as select * from core.entry_sources {changed_writes}")
     for scope in ("entry_refold", "entry_scope"):
         conn.execute(f"create or replace temp table {scope} (namespace varchar, entry_id varchar)")

@@ -305,8 +305,10 @@ def test_copy_groups_that_grow_past_the_cap_or_shrink_back_are_regrouped(conn):
     ns, entry = conn.execute("select namespace, entry_id from core.entries where len(norm_text) > 40 "
                              "order by entry_id limit 1").fetchone()
     cap = clustering.EXACT_GROUP_PAIR_CAP
+    # (entry_hash follows the entry id, as the nights write it: tables.ENTRY_HASH)
     _edit(conn, (f"""insert into core.entries select e.* replace (e.entry_id || '-copy-' || k as entry_id,
-                         e.first_written_at + to_minutes(k) as first_written_at)
+                         e.first_written_at + to_minutes(k) as first_written_at,
+                         hash(e.namespace, e.entry_id || '-copy-' || k) as entry_hash)
                      from core.entries as e, range({cap - 1}) as r(k) where namespace = ? and entry_id = ?""", [ns, entry]))
     assert _stage(conn, as_of) == "incremental"
     _assert_full_pairs(conn)
@@ -314,7 +316,8 @@ def test_copy_groups_that_grow_past_the_cap_or_shrink_back_are_regrouped(conn):
                               "and entry_a like ? || '%' and entry_b like ? || '%'", [ns, entry, entry]).fetchone()[0]
     assert full_group == cap * (cap - 1) // 2  # the whole group, pair by pair
     _edit(conn, ("insert into core.entries select * replace (entry_id || '-late' as entry_id, "
-                 "first_written_at + interval 30 day as first_written_at) from core.entries "
+                 "first_written_at + interval 30 day as first_written_at, hash(namespace, entry_id || '-late') as "
+                 "entry_hash) from core.entries "
                  "where namespace = ? and entry_id = ?", [ns, entry]))
     assert _stage(conn, as_of) == "incremental"
     _assert_full_pairs(conn)
