@@ -75,7 +75,8 @@ def test_slow_endpoint_times_out_and_falls_back(endpoint):
     assert all(j.startswith("heuristic (fallback") for j in out["judge"])
 
 
-def test_contradictions_use_the_configured_judge(endpoint, conn, home):
+def _night_of_two_conflicting_notes(conn, home, endpoint: str) -> None:
+    """Ingest two notes on one subject that disagree and derive a night with the chat judge at ``endpoint``."""
     from memcurator import ingest
     from memcurator.config import CurationConfig
     from memcurator.night import derive_night
@@ -87,6 +88,10 @@ def test_contradictions_use_the_configured_judge(endpoint, conn, home):
         write("the ledger cache is not warm at start", entry_id="b", ts="2026-11-21T00:00:00Z", data={"tags": ["cache"]})])
     ingest.ingest_landing(conn, home.landing, None, cfg)
     derive_night(conn, datetime(2026, 11, 30), cfg)
+
+
+def test_contradictions_use_the_configured_judge(endpoint, conn, home):
+    _night_of_two_conflicting_notes(conn, home, endpoint)
     assert conn.execute("select detector, status from core.contradictions").fetchall() == [("chat:tiny", "open")]
 
 
@@ -94,19 +99,9 @@ def test_the_judge_key_comes_from_the_environment_and_no_table_holds_it(endpoint
     """The key is sent as a bearer token from MEMCURATOR_JUDGE_API_KEY; a password or key written into
     the endpoint's URL is not sent as user info, and neither reaches the store: the recorded settings and
     the judge's version hold the endpoint without them."""
-    from memcurator import ingest
-    from memcurator.config import CurationConfig
-    from memcurator.night import derive_night
-    from tests.conftest import write, write_jsonl
-
     monkeypatch.setenv("MEMCURATOR_JUDGE_API_KEY", "sk-environment-secret")
     with_secrets = endpoint.replace("http://", "http://someone:url-secret@") + "?token=query-secret"
-    cfg = CurationConfig(judge_endpoint=with_secrets, judge_model="tiny")
-    write_jsonl(home.landing / "f.jsonl", [
-        write("the ledger cache is warm at start", entry_id="a", ts="2026-11-20T00:00:00Z", data={"tags": ["cache"]}),
-        write("the ledger cache is not warm at start", entry_id="b", ts="2026-11-21T00:00:00Z", data={"tags": ["cache"]})])
-    ingest.ingest_landing(conn, home.landing, None, cfg)
-    derive_night(conn, datetime(2026, 11, 30), cfg)
+    _night_of_two_conflicting_notes(conn, home, with_secrets)
 
     assert conn.execute("select detector from core.contradictions").fetchall() == [("chat:tiny",)]
     (path, headers), = _Handler.headers_seen
