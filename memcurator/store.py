@@ -237,12 +237,12 @@ def entry_hashes(entries: str) -> str:
 def rows_by_key(table: str, keys: str) -> str:
     """A query of the rows of the per-entry ``table`` (one with entry_hash) whose (namespace, entry_id) is among
     the rows of the query ``keys``, read by row id: the rows are found by entry_rows, the other columns read
-    only from the row groups holding them. A night deletes
-    the rows it derives again and inserts them at the table's end (changes.refresh_entries), so the rows of
-    changed entries are mostly in the last row groups, and their wide columns (texts) are read from those
-    alone: by key, DuckDB reads the column of every row group (the texts of the 10k entries of a 1 %-churn
-    night at 1M entries: 0.39-0.47 s, first read in the process; by row id 0.07 s). Use it in the
-    transaction the rows are read in (row ids change when a table is compacted)."""
+    only from the row groups holding them. A night deletes the rows it derives again and inserts them at the
+    table's end (changes.refresh_entries), so the rows of changed entries are mostly in the last row groups,
+    and their wide columns (texts) are read from those alone: by key, DuckDB reads the column of every row
+    group (the texts of the 10k entries of a 1 %-churn night at 1M entries: 0.39-0.47 s, first read in the
+    process; by row id 0.07 s). Use it in the transaction the rows are read in (row ids change when a table
+    is compacted)."""
     found = entry_rows(table, keys, "rowid as found, namespace, entry_id")
     return f"select * from {table} where rowid in (select found from ({found}))"
 
