@@ -1,5 +1,6 @@
 -- One row per entry: effective generality 0-3 (declared, or derived by the rule in docs/curation.md).
--- With $all false, only the entries in the temp table stage_scope (changes.refresh_entries).
+-- With $all false, only the entries in the temp table stage_scope (changes.refresh_entries), read by their
+-- hashes (stage_hashes: a few more entries may come, which it leaves out).
 with scoped_entries as not materialized (
     select * from core.entries where $all
     union all

@@ -2,7 +2,7 @@
 -- near-duplicate written later lowers the older entry by $penalty x (0.8 + 0.4 x (s - t) / (1 - t)):
 -- about 10 % at the threshold t, about 14 % for an exact copy. Pairs detected as contradictory are
 -- not "compatible" and do not count. With $all false, only the entries in the temp table stage_scope
--- (changes.refresh_entries).
+-- (changes.refresh_entries), read by their hashes (stage_hashes: a few more entries may come, which it leaves out).
 with scoped_entries as not materialized (
     select * from core.entries where $all
     union all

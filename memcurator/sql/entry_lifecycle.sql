@@ -6,6 +6,8 @@
 -- max_idle_days is archived like any narrow entry.
 -- With $all false, only the entries in the temp table stage_scope (changes.refresh_entries; the
 -- builder adds whole clusters and namespaces where one entry's change moves the others' rows).
+-- The per-entry inputs are read by the scope's hashes (stage_hashes: a few more entries may come, which
+-- changes.refresh_entries leaves out).
 -- No column counts days to the night (a row stands until its inputs change or next_change_at comes):
 -- the reasons of the idleness rules name the last activity's date and the days allowed.
 with scoped_entries as not materialized (

@@ -2,7 +2,7 @@
 -- + min(proven, $proven_cap) + recency boost. Recency is of use (last recall), never of the note:
 -- age belongs to the note, truth to the fact. A principle counts its members' proof and recalls.
 -- With $all false, only the entries and principles in the temp table stage_scope
--- (changes.refresh_entries).
+-- (changes.refresh_entries), read by their hashes (stage_hashes: a few more entries may come, which it leaves out).
 with scoped_lifecycle as not materialized (
     select * from core.entry_lifecycle where $all
     union all

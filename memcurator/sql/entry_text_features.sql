@@ -2,6 +2,8 @@
 -- run once per text, not every night. With $all false, only the entries in the temp table stage_scope
 -- (changes.refresh_entries: those core.entries refolded; an event's text never changes, so an entry
 -- that keeps its current write keeps its features).
+-- They are found by their hashes (stage_hashes: a few more entries may come, which changes.refresh_entries
+-- leaves out).
 -- The scope's texts are read by row id (store.rows_by_key): the entries refolded tonight were inserted
 -- again at the end of core.entries, so only its last row groups' texts are read (by key, DuckDB read the
 -- texts of every entry: a 1 %-churn night at 1M entries, first read in the process, 0.39-0.47 s; 0.07 s).

@@ -1,5 +1,6 @@
 -- One row per entry in core.entries: how it was recalled and checked before $as_of. With $all false,
--- only the entries in the temp table stage_scope (changes.refresh_entries).
+-- only the entries in the temp table stage_scope (changes.refresh_entries), read by their hashes
+-- (stage_hashes: a few more entries may come, which it leaves out).
 with scoped_entries as not materialized (
     select namespace, entry_id from core.entries where $all
     union all

@@ -3,7 +3,8 @@
 -- Tier `active`: the active set (active, reverify) and approved principles. Tier `session`: held and
 -- case material, searchable. Superseded, merged, redundant, expired and archived entries never appear.
 -- Every entry in an open conflict carries the conflict (with the other side and which is likely current).
--- With $all false, only the rows of the entries in the temp table stage_scope (changes.refresh_entries).
+-- With $all false, only the rows of the entries in the temp table stage_scope (changes.refresh_entries), read
+-- by their hashes (stage_hashes: a few more entries may come, which it leaves out).
 -- The ranks are not stored: the view mart.recall_view numbers each namespace's rows (ranking.RANK).
 with scoped_lifecycle as not materialized (
     select * from core.entry_lifecycle where $all
