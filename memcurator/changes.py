@@ -20,8 +20,8 @@ from datetime import datetime
 
 import duckdb
 
-from memcurator.store import (EVERY_HASH, ensure_table, entry_rows, params_used, replace_table, set_version,
-                              table_exists, transaction)
+from memcurator.store import (EVERY_HASH, ensure_table, entry_hashes, entry_rows, params_used, replace_table,
+                              set_version, table_exists, transaction)
 from memcurator.tables import ENTRY_HASH, NS, C, Table, register
 
 REFRESHES = register(Table(
@@ -186,7 +186,7 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
             conn.execute("create or replace temp table stage_scope as select distinct * from stage_scope")
             if by_entry or hashes:
                 conn.execute(f"insert into {STAGE_HASH_ROWS} select distinct * from "
-                             f"({hashes or 'select ' + ENTRY_HASH.expression.format(row='') + ' from stage_scope'})")
+                             f"({hashes or entry_hashes('select * from stage_scope')})")
             # the scope's stored rows, with their row ids: the delete below reads them, not the table again
             old = (entry_rows(table.qualified, "select * from stage_scope", "rowid as stored_row, *") if hashed else
                    f"select rowid as stored_row, * from {table.qualified} semi join stage_scope using ({scoped})")
