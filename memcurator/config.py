@@ -81,7 +81,12 @@ def public_endpoint(url: str) -> str:
     variable). The judge asks ``url`` itself, but for the user info (judges.ChatJudge)."""
     if not url:
         return url
-    parts = urlsplit(url)
-    netloc = parts.netloc.rpartition("@")[2]
+    parts = urlsplit(without_user_info(url))
     query = "&".join(f"{name}=***" for name, _ in parse_qsl(parts.query, keep_blank_values=True))
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+
+
+def without_user_info(url: str) -> str:
+    """``url`` without the user name and password before its host."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))

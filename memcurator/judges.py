@@ -22,6 +22,7 @@ from typing import Protocol
 
 import polars as pl
 
+from memcurator.config import without_user_info
 from memcurator.detect import judge as lexical_judge
 
 LABELS = ("compatible", "contradictory", "subsumes", "subsumed", "duplicate")
@@ -84,9 +85,8 @@ class ChatJudge:
         body = json.dumps({"model": self.model, "temperature": 0,
                            "messages": [{"role": "system", "content": PROMPT}, {"role": "user", "content": listing}]})
         # user info in the URL is not sent (urllib reads it as part of the host): the key is api_key
-        parts = urllib.parse.urlsplit(self.base_url)
-        url = urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2],
-                                                     path=parts.path.rstrip("/") + "/chat/completions"))
+        parts = urllib.parse.urlsplit(without_user_info(self.base_url))
+        url = urllib.parse.urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
         request = urllib.request.Request(url, data=body.encode(),
                                          headers={"Content-Type": "application/json",
                                                   **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {})})
