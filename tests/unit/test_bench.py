@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from typer.testing import CliRunner
 
 from memcurator import bench, rederive, store
@@ -48,8 +50,16 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
     # each stage carries its process's high-water mark so far: rising stage by stage, up to the night's peak
     peaks = [s["peak_rss_mb"] for s in result["stages"][1:]]
     assert peaks == sorted(peaks) and 0 < peaks[-1] <= result["derivation_peak_rss_mb"]  # closing the store comes after
+    # the day after, a night with no new input (the counts above hold after it): every stage timed again,
+    # its tables derived for that night
+    quiet = churn["quiet_night"]
+    assert [s["name"] for s in quiet["stages"]] == names and quiet["derivation_wall_s"] > 0
+    assert quiet["ratio_to_full"] == round(quiet["derivation_wall_s"] / result["derivation_wall_s"], 3)
+    with store.connect(tmp_path / "fleet" / "store.duckdb", read_only=True) as conn:
+        assert conn.execute("select min(as_of) from work.refreshes").fetchone()[0] == (
+            bench.START + timedelta(days=bench.DAYS + 4))  # the full night's + 3 days: after the job night's
     # each night's DuckDB statements, per stage and the slowest, the comments left out of their text
-    for statements in (result["statements"], churn["statements"]):
+    for statements in (result["statements"], churn["statements"], quiet["statements"]):
         assert set(statements["stages"]) == {name for name, _ in bench.STEPS}
         assert all(v["count"] > 0 for v in statements["stages"].values())
         seconds = [x["seconds"] for x in statements["slowest"]]
@@ -97,6 +107,15 @@ def test_repeated_runs_report_medians_and_the_largest_peak():
         [reported], ["memcurator bench"], "plot.svg")
     del nights[0]["churn"]["job_night"]["peak_rss_mb"]  # a run recorded without it: no peak claimed
     assert "peak_rss_mb" not in bench.combine(nights)["churn"]["job_night"]
+    # the night with no new input: the median, each run's ratio beside it; left out when a run has none
+    for run, share in zip(nights, (0.06, 0.04, 0.05)):
+        run["churn"]["quiet_night"] = {"derivation_wall_s": run["derivation_wall_s"] * share, "ratio_to_full": share,
+                                       "stages": []}
+    quiet = bench.combine(nights)["churn"]["quiet_night"]
+    assert quiet["derivation_wall_s"] == 1.0 and quiet["ratio_to_full"] == 0.05
+    assert quiet["ratio_runs"] == [0.06, 0.04, 0.05]
+    del nights[1]["churn"]["quiet_night"]
+    assert "quiet_night" not in bench.combine(nights)["churn"]
 
 
 def test_the_targets_are_read_at_a_million_entries_and_a_larger_run_is_documented_beside():
@@ -146,6 +165,12 @@ def test_the_targets_are_read_at_a_million_entries_and_a_larger_run_is_documente
     shown = bench.markdown([counted], ["memcurator bench"], "plot.svg")
     assert "| core.entries | 50.00 | 4.00 | 40 | 3.50 |" in shown
     assert "statements: 40, 3.50 s of its 4.00 s" in shown and "- 1.250 s, core.entries: `insert into core.entries select 1`" in shown
+    # the night with no new input, where a run timed it: its share and its stages beside the churn night's
+    counted["churn"]["quiet_night"] = {"derivation_wall_s": 2.5, "ratio_to_full": 0.05,
+                                       "stages": [{"name": "core.entries", "wall_s": 0.75}]}
+    quiet = bench.markdown([counted], ["memcurator bench"], "plot.svg")
+    assert "| core.entries | 50.00 | 4.00 | 40 | 3.50 | 0.75 |" in quiet
+    assert "a night with no new input, the day after, took 2.5 s = 5.0% of the full night (runs: 5.0%)" in quiet
     uncounted = sized(1_000_000, 50, 0.08)  # a run recorded before: the stages' times alone
     uncounted["churn"] |= {"stages": [{"name": "core.entries", "wall_s": 4.0}]}
     assert "| core.entries | 50.00 | 4.00 |\n" in bench.markdown([uncounted], ["memcurator bench"], "plot.svg")
