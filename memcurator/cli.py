@@ -537,6 +537,9 @@ def rederive_check_command(night: Optional[str] = typer.Option(None, help="Night
                            setting: list[str] = typer.Option([], "--set", help="NAME=VALUE: derive with this curation "
                                                              "setting instead of the one the night recorded "
                                                              "(repeatable)."),
+                           ask_judge: bool = typer.Option(False, "--ask-judge", help="With a chat judge: ask the "
+                                                          "model about every pair again instead of taking the "
+                                                          "night's stored verdicts (its answers need not repeat)."),
                            home: Optional[Path] = HomeOption,
                            out: Optional[Path] = typer.Option(None, "--out", help="Write the comparison as JSON here.")) -> None:
     """Derive the store's night again from its log alone and compare every table with the store's, row for
@@ -548,7 +551,8 @@ def rederive_check_command(night: Optional[str] = typer.Option(None, help="Night
 
     h = _home(home)
     try:
-        report = rederive_check(h.store, as_of_for_night(night) if night else None, overrides=_settings(setting))
+        report = rederive_check(h.store, as_of_for_night(night) if night else None, overrides=_settings(setting),
+                                ask_judge=ask_judge)
     except (ValueError, StoreChanged) as error:
         console.print(f"[red]{error}[/]")
         raise typer.Exit(1)

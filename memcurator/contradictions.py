@@ -231,7 +231,7 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
     # a pair is judged again only when one of its entries has another current version (or the writes are
     # parsed by other code: the same write may then give another text); only the pairs without a stored
     # verdict leave the store and read their texts
-    judge_version = _judge_version(cfg)
+    judge = judge_version(cfg)
     ensure_cache(conn, JUDGED_PAIRS)
     candidates = candidate_pairs(conn, as_of)
     # the candidates the judge reads (but linked pairs), and a stored verdict reads as one of them when it is
@@ -249,7 +249,7 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
         conn.execute(f"""create or replace temp table unjudged as
                          select c.namespace, c.entry_a, c.entry_b, c.same_subject, c.pair_hash from {candidates} as c
                          anti join core.judged_pairs as j on j.judge = $j and j.pair_hash = c.pair_hash
-                         where not c.linked""", {"j": judge_version})
+                         where not c.linked""", {"j": judge})
         read = "select namespace, entry_a as entry_id from unjudged union select namespace, entry_b from unjudged"
         fresh = conn.execute(f"""with texts as materialized (
                                      select namespace, entry_id, text from ({rows_by_key('core.entries', read)})
@@ -264,20 +264,20 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
             # the stored verdicts with a detector (few) are taken first: joined in one statement, DuckDB hashed
             # the 377k candidates for them (at 1M entries)
             conn.execute("create or replace temp table detected_pairs as select * from core.judged_pairs "
-                         "where judge = $j and detector is not null", {"j": judge_version})
+                         "where judge = $j and detector is not null", {"j": judge})
             conn.execute(f"""create or replace temp table detected_pairs as
                              select j.namespace, j.entry_a, j.entry_b, j.detector, j.evidence, j.confidence
                              from detected_pairs as j
                              semi join ({judged}) using (namespace, entry_a, entry_b, pair_hash, judge)
                              union all
                              select namespace, entry_a, entry_b, detector, evidence, confidence from new_verdicts
-                             where detector is not null""", {"j": judge_version})
+                             where detector is not null""", {"j": judge})
             # the verdicts tonight's candidates did not read go (an anti join by rowid: a correlated "not
             # exists" with "or" took 0.31-0.36 s on 377k verdicts, this 0.12 s)
             conn.execute(f"delete from core.judged_pairs where rowid in (select j.rowid from core.judged_pairs as j "
-                         f"anti join (select pair_hash, judge from ({judged})) using (pair_hash, judge))", {"j": judge_version})
+                         f"anti join (select pair_hash, judge from ({judged})) using (pair_hash, judge))", {"j": judge})
             conn.execute(f"insert into core.judged_pairs select {JUDGED_PAIRS.select_list('q')} from "
-                         "(select *, $judge as judge from new_verdicts where cacheable) q", {"judge": judge_version})
+                         "(select *, $judge as judge from new_verdicts where cacheable) q", {"judge": judge})
             return changes.replace_recording(conn, CONTRADICTIONS, sql.load("contradictions"), {"as_of": as_of},
                                              changes.PAIR_KEYS, own_transaction=False)
     finally:
@@ -304,7 +304,8 @@ JUDGED_PAIRS = register(Table(
 ))
 
 
-def _judge_version(cfg: CurationConfig) -> str:
+def judge_version(cfg: CurationConfig) -> str:
+    """The judge ``cfg`` configures and the version of its code or model (core.judged_pairs.judge)."""
     if cfg.judge_endpoint:
         return f"chat:{public_endpoint(cfg.judge_endpoint)}:{cfg.judge_model}"
     from memcurator import detect

@@ -6,7 +6,8 @@ the tables must stay a pure function of the log, the curator decisions, the sett
 the full derivation computes them. ``rederive_check`` copies the store's inputs (shards.SHARD_INPUTS:
 the events and the curator decisions) into a scratch store in a folder beside the store, derives the
 night there from nothing (no table to reuse, so every stage derives in full) with the settings the
-night recorded (core.audit_settings), and compares each
+night recorded (core.audit_settings; a chat judge's verdicts are taken from the store, see
+``rederive_check``), and compares each
 table of the core and mart schemas by multiset difference in DuckDB (the health history, kept across
 nights, by its slice of that night) and each view by its definition. The store is read twice, to copy
 its inputs and to compare, and not held between: a night that ran in between is reported, not
@@ -26,6 +27,7 @@ import duckdb
 
 from memcurator import audit, night, store
 from memcurator.config import CurationConfig
+from memcurator.contradictions import JUDGED_PAIRS, judge_version
 from memcurator.ingest import ensure_raw_tables
 from memcurator.shards import HISTORY_TABLES, SHARD_INPUTS
 from memcurator.tables import stored_columns
@@ -56,6 +58,7 @@ class RederiveReport:
     as_of: datetime
     events: int
     tables: list[TableComparison]
+    reused_verdicts: int = 0  # a chat judge's verdicts taken from the store, not asked again
 
     @property
     def identical(self) -> bool:
@@ -70,10 +73,13 @@ class RederiveReport:
         differing = self.differing
         return (f"night as of {self.as_of:%Y-%m-%d %H:%M}, {self.events:,} events, {len(self.tables)} tables and views "
                 "compared: " + (f"{len(differing)} differ: {', '.join(differing)}" if differing
-                                else "every table identical to the full derivation"))
+                                else "every table identical to the full derivation")
+                + (f" (stored verdicts of the chat judge taken as given: {self.reused_verdicts:,})"
+                   if self.reused_verdicts else ""))
 
     def as_dict(self) -> dict:
         return {"as_of": self.as_of.isoformat(), "events": self.events, "identical": self.identical,
+                "reused_verdicts": self.reused_verdicts,
                 "tables": [asdict(t) | {"identical": t.identical} for t in self.tables]}
 
 
@@ -106,11 +112,18 @@ def night_settings(conn: duckdb.DuckDBPyConnection) -> dict:
 
 
 def rederive_check(store_path: Path, as_of: datetime | None = None, cfg: CurationConfig | None = None,
-                   overrides: dict | None = None) -> RederiveReport:
+                   overrides: dict | None = None, ask_judge: bool = False) -> RederiveReport:
     """Derive the store's night ``as_of`` (default: the last one it derived) again from its inputs alone,
     with ``cfg`` (default: the settings its last night ran with, as the store records them, else the
     defaults; ``overrides`` changes some of them), and compare every table; raises ValueError for a
-    store without a derived night, StoreChanged when a night wrote the store meanwhile or holds it."""
+    store without a derived night, StoreChanged when a night wrote the store meanwhile or holds it.
+
+    Only the rules judge is a function of the texts: a model asked again need not answer the same, and
+    the check would find the model's second thoughts, not the nights' doing. With a chat judge the
+    store's verdicts of that judge (core.judged_pairs) go into the scratch store with the inputs, and
+    the derivation reads them as a night reads its stored verdicts: only pairs without one (a request
+    that failed, a pair the store has no verdict for) are asked. ``ask_judge`` asks the model for every
+    pair again."""
     store_path = Path(store_path).resolve()
     if not store_path.exists():
         raise ValueError(f"{store_path}: no store there")
@@ -130,6 +143,7 @@ def rederive_check(store_path: Path, as_of: datetime | None = None, cfg: Curatio
             for table in SHARD_INPUTS:
                 conn.execute(f"insert into {table.qualified} select {table.select_list('q')} "
                              f"from stored.{table.qualified} as q")
+            reused = _model_verdicts(conn, cfg) if cfg.judge_endpoint and not ask_judge else 0
             conn.execute("detach stored")
         # a connection of its own: connect sizes DuckDB's memory limit by the events the store holds
         with store.connect(scratch) as conn:
@@ -142,7 +156,20 @@ def rederive_check(store_path: Path, as_of: datetime | None = None, cfg: Curatio
             if _generations(conn, "stored") != before:
                 raise StoreChanged(f"{store_path} was written while its night was derived again: check again")
             tables = _compare(conn, as_of)
-    return RederiveReport(as_of, events, tables)
+    return RederiveReport(as_of, events, tables, reused)
+
+
+def _model_verdicts(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig) -> int:
+    """The stored verdicts of the chat judge ``cfg`` names, copied from the attached store (``stored``) into
+    the scratch store's verdict cache; how many."""
+    held = conn.execute("select count(*) from duckdb_tables() where database_name = 'stored' and schema_name = $s "
+                        "and table_name = $t", {"s": JUDGED_PAIRS.schema, "t": JUDGED_PAIRS.name}).fetchone()[0]
+    if not held:
+        return 0
+    store.ensure_cache(conn, JUDGED_PAIRS)
+    conn.execute(f"insert into {JUDGED_PAIRS.qualified} select {JUDGED_PAIRS.select_list('q')} "
+                 f"from stored.{JUDGED_PAIRS.qualified} as q where judge = $j", {"j": judge_version(cfg)})
+    return conn.execute(f"select count(*) from {JUDGED_PAIRS.qualified}").fetchone()[0]
 
 
 @contextmanager

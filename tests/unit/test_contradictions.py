@@ -162,7 +162,7 @@ def test_another_judge_version_judges_everything_again(conn, home, monkeypatch):
     conn.execute("update core.judged_pairs set detector = null, evidence = null")  # a verdict of another judge
     derive_night(conn, AS_OF, CFG)
     assert conn.execute("select count(*) from core.contradictions").fetchone() == (0,)  # stored verdicts are used
-    monkeypatch.setattr(contradictions, "_judge_version", lambda cfg: "rules:next")
+    monkeypatch.setattr(contradictions, "judge_version", lambda cfg: "rules:next")
     derive_night(conn, AS_OF, CFG)
     assert conn.execute("select detector from core.contradictions").fetchall() == [("value",)]
     assert conn.execute("select distinct judge from core.judged_pairs").fetchall() == [("rules:next",)]

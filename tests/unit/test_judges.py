@@ -21,6 +21,7 @@ class _Handler(BaseHTTPRequestHandler):
     delay = 0.0
     requests: list = []
     headers_seen: list = []
+    label = None  # set: every pair gets this label (a model that changed its mind)
 
     def do_POST(self):  # noqa: N802 (http.server's name)
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -29,7 +30,8 @@ class _Handler(BaseHTTPRequestHandler):
         time.sleep(type(self).delay)
         listing = body["messages"][1]["content"]
         n = listing.count("A: ")
-        answers = [{"i": i, "label": "contradictory" if "not" in listing.split(f"{i}. A:")[1].split("\n")[1] else "compatible",
+        answers = [{"i": i, "label": type(self).label or (
+                        "contradictory" if "not" in listing.split(f"{i}. A:")[1].split("\n")[1] else "compatible"),
                     "confidence": 0.9} for i in range(1, n + 1)]
         reply = {"choices": [{"message": {"content": "here you go: " + json.dumps(answers)}}]}
         data = json.dumps(reply).encode()
@@ -45,7 +47,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def endpoint():
-    _Handler.delay, _Handler.requests, _Handler.headers_seen = 0.0, [], []
+    _Handler.delay, _Handler.requests, _Handler.headers_seen, _Handler.label = 0.0, [], [], None
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -116,6 +118,33 @@ def test_the_judge_key_comes_from_the_environment_and_no_table_holds_it(endpoint
     for schema, table in tables:
         held = str(conn.execute(f"select * from {schema}.{table}").fetchall())
         assert not any(secret in held for secret in ("url-secret", "query-secret", "sk-environment-secret")), table
+
+
+def test_the_reproducibility_check_takes_the_models_verdicts_as_given(endpoint, home):
+    """A model asked again need not answer the same: the check derives with the night's stored verdicts of
+    the chat judge and asks it nothing; asked to ask again, it finds the model's second thoughts."""
+    from memcurator import rederive, store
+
+    with store.connect(home.store) as conn:
+        _night_of_two_conflicting_notes(conn, home, endpoint)
+    asked = len(_Handler.requests)
+    assert asked > 0
+    _Handler.label = "compatible"  # the model has changed its mind
+    report = rederive.rederive_check(home.store)
+    assert report.identical, report.differing
+    assert report.reused_verdicts == 1 and len(_Handler.requests) == asked  # nothing asked
+    assert "(stored verdicts of the chat judge taken as given: 1)" in report.verdict()
+    asking = rederive.rederive_check(home.store, ask_judge=True)
+    assert len(_Handler.requests) > asked and asking.reused_verdicts == 0
+    assert {"core.contradictions", "core.judged_pairs"} <= set(asking.differing)
+    # the command: the same, and --ask-judge exits 1 on the difference
+    from typer.testing import CliRunner
+
+    from memcurator.cli import app
+
+    given = CliRunner().invoke(app, ["rederive-check", "--home", str(home.root)])
+    assert given.exit_code == 0 and "of the chat judge taken as given: 1" in " ".join(given.output.split())
+    assert CliRunner().invoke(app, ["rederive-check", "--home", str(home.root), "--ask-judge"]).exit_code == 1
 
 
 def test_public_endpoint_drops_user_info_and_masks_query_values():
