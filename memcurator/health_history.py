@@ -87,12 +87,15 @@ def keep_redacted_events(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> No
         conn.execute(f"create or replace temp table redaction_moved as select source_file from "
                      f"((select * from redaction_counts except {read}) union ({read} except select * from redaction_counts))",
                      name)
-        conn.execute("delete from work.redacted_events where source_file in (select source_file from redaction_moved)")
-        conn.execute(_REDACTED, {"mark": MARK})
-        conn.execute("delete from work.event_reads where table_name = $t "
-                     "and source_file in (select source_file from redaction_moved)", name)
-        conn.execute("insert into work.event_reads select $t, source_file, events, $as_of from redaction_counts "
-                     "semi join redaction_moved using (source_file)", {**name, "as_of": as_of})
+        # no file moved, nothing to read: with none to join, DuckDB read every payload for the mark (a night
+        # with no new input at 1M events: 0.12 s warm, 0.23-0.8 s cold)
+        if conn.execute("select count(*) from redaction_moved").fetchone()[0]:
+            conn.execute("delete from work.redacted_events where source_file in (select source_file from redaction_moved)")
+            conn.execute(_REDACTED, {"mark": MARK})
+            conn.execute("delete from work.event_reads where table_name = $t "
+                         "and source_file in (select source_file from redaction_moved)", name)
+            conn.execute("insert into work.event_reads select $t, source_file, events, $as_of from redaction_counts "
+                         "semi join redaction_moved using (source_file)", {**name, "as_of": as_of})
         conn.execute("drop table redaction_counts")
         conn.execute("drop table redaction_moved")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -86,6 +86,7 @@ def test_the_redaction_count_follows_new_files_and_purges(home):
     purge(home, "user_id", "bob", "asked to be forgotten")
     assert _redacted_so_far(home, first) == (5, 5)
     assert _redacted_so_far(home, second) == (6, 6)
+    assert _redacted_so_far(home, second + timedelta(days=1)) == (6, 6)  # no file moved: none read, the count kept
     purge(home, "user_id", "cy", "asked to be forgotten")  # all of b.jsonl
     assert _redacted_so_far(home, second) == (3, 3)
 
