@@ -50,10 +50,11 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
     # each stage carries its process's high-water mark so far: rising stage by stage, up to the night's peak
     peaks = [s["peak_rss_mb"] for s in result["stages"][1:]]
     assert peaks == sorted(peaks) and 0 < peaks[-1] <= result["derivation_peak_rss_mb"]  # closing the store comes after
-    # the day after, a night with no new input (the counts above hold after it): every stage timed again,
-    # its tables derived for that night
+    # the day after, a night with no new file (the counts above hold after it): every stage timed again,
+    # its tables derived for that night; its input, the events of the files before dated in its day
     quiet = churn["quiet_night"]
     assert [s["name"] for s in quiet["stages"]] == names and quiet["derivation_wall_s"] > 0
+    assert 0 <= quiet["events"] < 20
     assert quiet["ratio_to_full"] == round(quiet["derivation_wall_s"] / result["derivation_wall_s"], 3)
     with store.connect(tmp_path / "fleet" / "store.duckdb", read_only=True) as conn:
         assert conn.execute("select min(as_of) from work.refreshes").fetchone()[0] == (
@@ -166,11 +167,12 @@ def test_the_targets_are_read_at_a_million_entries_and_a_larger_run_is_documente
     assert "| core.entries | 50.00 | 4.00 | 40 | 3.50 |" in shown
     assert "statements: 40, 3.50 s of its 4.00 s" in shown and "- 1.250 s, core.entries: `insert into core.entries select 1`" in shown
     # the night with no new input, where a run timed it: its share and its stages beside the churn night's
-    counted["churn"]["quiet_night"] = {"derivation_wall_s": 2.5, "ratio_to_full": 0.05,
+    counted["churn"]["quiet_night"] = {"derivation_wall_s": 2.5, "ratio_to_full": 0.05, "events": 12,
                                        "stages": [{"name": "core.entries", "wall_s": 0.75}]}
     quiet = bench.markdown([counted], ["memcurator bench"], "plot.svg")
     assert "| core.entries | 50.00 | 4.00 | 40 | 3.50 | 0.75 |" in quiet
-    assert "a night with no new input, the day after, took 2.5 s = 5.0% of the full night (runs: 5.0%)" in quiet
+    assert ("a night with no new file, the day after, took 2.5 s = 5.0% of the full night (runs: 5.0%): its only "
+            "input the 12 events of earlier files dated in its day") in quiet
     uncounted = sized(1_000_000, 50, 0.08)  # a run recorded before: the stages' times alone
     uncounted["churn"] |= {"stages": [{"name": "core.entries", "wall_s": 4.0}]}
     assert "| core.entries | 50.00 | 4.00 |\n" in bench.markdown([uncounted], ["memcurator bench"], "plot.svg")
