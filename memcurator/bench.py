@@ -886,8 +886,9 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
             dated = (f": its only input the {quiet['events']:,} events of earlier files dated in its day (recalls and "
                      "checks minutes after the last night)" if "events" in quiet else "")
             out.append(f"  (a night with no new file, the day after, took {quiet['derivation_wall_s']:.1f} s = "
-                       f"{quiet['ratio_to_full']:.1%} of the full night (runs: {runs_q}){dated}. What any night "
-                       "costs, whatever changed, of the churn night's share; its stages are in the table below)")
+                       f"{quiet['ratio_to_full']:.1%} of the full night (runs: {runs_q}){dated}. That is what a "
+                       f"night costs whatever changed, within the churn night's {c['churn']['ratio_to_full']:.1%}; its "
+                       "stages are in the table below)")
         if "compaction_s" in c["churn"]:
             out.append(f"  (a night whose close compacts the store, weekly or when a table's deleted rows reach "
                        f"{compaction.DEAD_SHARE:.0%} of its stored rows, pays {c['churn']['compaction_s']:.2f} s more: "
