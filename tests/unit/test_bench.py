@@ -108,7 +108,7 @@ def test_repeated_runs_report_medians_and_the_largest_peak():
         [reported], ["memcurator bench"], "plot.svg")
     del nights[0]["churn"]["job_night"]["peak_rss_mb"]  # a run recorded without it: no peak claimed
     assert "peak_rss_mb" not in bench.combine(nights)["churn"]["job_night"]
-    # the night with no new input: the median, each run's ratio beside it; left out when a run has none
+    # the night with no new file: the median, each run's ratio beside it; left out when a run has none
     for run, share in zip(nights, (0.06, 0.04, 0.05)):
         run["churn"]["quiet_night"] = {"derivation_wall_s": run["derivation_wall_s"] * share, "ratio_to_full": share,
                                        "stages": []}
@@ -166,7 +166,7 @@ def test_the_targets_are_read_at_a_million_entries_and_a_larger_run_is_documente
     shown = bench.markdown([counted], ["memcurator bench"], "plot.svg")
     assert "| core.entries | 50.00 | 4.00 | 40 | 3.50 |" in shown
     assert "statements: 40, 3.50 s of its 4.00 s" in shown and "- 1.250 s, core.entries: `insert into core.entries select 1`" in shown
-    # the night with no new input, where a run timed it: its share and its stages beside the churn night's
+    # the night with no new file, where a run timed it: its share and its stages beside the churn night's
     counted["churn"]["quiet_night"] = {"derivation_wall_s": 2.5, "ratio_to_full": 0.05, "events": 12,
                                        "stages": [{"name": "core.entries", "wall_s": 0.75}]}
     quiet = bench.markdown([counted], ["memcurator bench"], "plot.svg")
