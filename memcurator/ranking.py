@@ -60,12 +60,14 @@ _RECALL_VIEW_COLUMNS = (
 # an approved principle. The rank is counted through the view. (Every text read through the view: the
 # check took 2.1-2.8 s on the 1M store after a 1 %-churn night; this way 0.9-1.0 s, the view numbering its
 # rows before it joins the texts.)
-_STORED_REQUIRED = [c.name for c in _RECALL_VIEW_COLUMNS if not c.nullable and c.name not in ("text", "rank")]
+_STORED_REQUIRED = [c.name for c in _RECALL_VIEW_COLUMNS if not c.nullable and c.name not in ("text", "rank", "score")]
 RECALL_VIEW_NULLS = f"""select * from ({null_counts("mart.recall_ranking", _STORED_REQUIRED)}),
 (select count(*) as text from mart.recall_ranking as r
  anti join (select namespace, entry_id from core.entries where text is not null) as e using (namespace, entry_id)
  anti join (select namespace, principle_id as entry_id from core.principle_proposals
-            where status = 'approved' and text is not null) as p using (namespace, entry_id))"""
+            where status = 'approved' and text is not null) as p using (namespace, entry_id)),
+(select count(*) as score from mart.recall_ranking as r
+ anti join (select namespace, entry_id from core.entry_scores where score is not null) as s using (namespace, entry_id))"""
 RECALL_VIEW = register(Table(
     "mart", "recall_view",
     "One row per recallable (namespace, entry_id) as of the night, ranked, with banners and provenance "
@@ -79,14 +81,19 @@ RECALL_VIEW = register(Table(
 # The texts are not copied into the ranked rows: writing a million texts again each night was half of
 # this step (3.5 s of 6.3 s at 1M entries). Nor are the ranks: a new entry moves the rank of every entry
 # below it, so a 1 %-churn night at 1M set again the ranks of most rows (0.3 s and their checkpoint).
-# The night stores mart.recall_ranking; mart.recall_view is a view that reads each text from its entry
-# or approved principle and numbers the rows of each namespace (a reader's filter on the namespace is
-# applied before the numbering: one namespace of 800 rows reads in 4 ms on the 1M store, every rank of
-# it in 0.18 s), with the columns in the declared order.
+# Nor are the scores: the recency boost moves with the day count, so each night rewrote the rows of the
+# entries whose last recall turned 7 or 30 days old (about 23.5k at 1M) for their score alone.
+# The night stores mart.recall_ranking; mart.recall_view is a view that reads each score from
+# core.entry_scores and each text from its entry or approved principle, and numbers the rows of each
+# namespace (a reader's filter on the namespace is applied before the numbering: one namespace of 800
+# rows read in 4 ms on the 1M store, every rank of it in 0.18 s; with the scores joined, the lab's 1M store
+# after its full night: a namespace of 112 rows 27 ms against 21, every rank 0.39 s against 0.31), with the
+# columns in the declared order.
 RECALL_RANKING = register(Table(
     "mart", "recall_ranking",
-    "One row per row of mart.recall_view, as the night stores it: without the text and the rank (the view adds them).",
-    tuple(c for c in RECALL_VIEW.columns if c.name not in ("text", "rank")) + (ENTRY_HASH,),
+    "One row per row of mart.recall_view, as the night stores it: without the score, the text and the rank "
+    "(the view adds them).",
+    tuple(c for c in RECALL_VIEW.columns if c.name not in ("text", "rank", "score")) + (ENTRY_HASH,),
     key=RECALL_VIEW.key,
 ))
 
@@ -100,7 +107,8 @@ RANK = ("row_number() over (partition by r.namespace order by case when r.tier =
 _VIEW_COLUMNS = ", ".join("coalesce(p.text, e.text) as text" if c.name == "text" else f"r.{c.name}"
                           for c in RECALL_VIEW.columns)
 RECALL_VIEW_QUERY = f"""select {_VIEW_COLUMNS}
-from (select *, {RANK} as rank from mart.recall_ranking as r) as r
+from (select *, {RANK} as rank from (select r.*, s.score from mart.recall_ranking as r
+                                     left join core.entry_scores as s using (namespace, entry_id)) as r) as r
 left join core.principle_proposals as p
     on p.namespace = r.namespace and p.principle_id = r.entry_id and p.status = 'approved'
 left join core.entries as e
@@ -131,7 +139,7 @@ def build_recall_view(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: Cur
     query, scope = sql.load("recall_view"), sql.load("recall_view_scope")
     version = code_version("recall_view", query, scope, RECALL_RANKING.ddl(), RECALL_VIEW_QUERY, duckdb.__version__)
     count = changes.refresh_entries(conn, RECALL_RANKING, query, {"as_of": as_of}, version,
-                                    ["core.entry_lifecycle", "core.entry_scores", "core.entries", "core.entry_usage",
+                                    ["core.entry_lifecycle", "core.entries", "core.entry_usage",
                                      "core.contradictions", "core.principle_proposals"],
                                     scope=scope)
     with transaction(conn):

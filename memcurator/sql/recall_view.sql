@@ -1,5 +1,6 @@
--- One row per recallable entry per namespace, ranked, with its banners (mart.recall_ranking: the texts
--- are not copied; the view mart.recall_view reads each from its entry or approved principle).
+-- One row per recallable entry per namespace, ranked, with its banners (mart.recall_ranking: the scores
+-- and texts are not copied; the view mart.recall_view reads each score from core.entry_scores, whose
+-- recency boost moves with the day count, and each text from its entry or approved principle).
 -- Tier `active`: the active set (active, reverify) and approved principles. Tier `session`: held and
 -- case material, searchable. Superseded, merged, redundant, expired and archived entries never appear.
 -- Every entry in an open conflict carries the conflict (with the other side and which is likely current).
@@ -10,12 +11,6 @@ with scoped_lifecycle as not materialized (
     select * from core.entry_lifecycle where $all
     union all
     select * from core.entry_lifecycle semi join stage_hashes using (entry_hash) where not $all
-),
-
-scoped_scores as not materialized (
-    select * from core.entry_scores where $all
-    union all
-    select * from core.entry_scores semi join stage_hashes using (entry_hash) where not $all
 ),
 
 scoped_entries as not materialized (
@@ -31,10 +26,8 @@ scoped_usage as not materialized (
 ),
 
 recallable as (
-    select l.namespace, l.entry_id, l.class, l.state, l.reason, l.generality, l.flagged_for_review, l.review_reason,
-        s.score
+    select l.namespace, l.entry_id, l.class, l.state, l.reason, l.generality, l.flagged_for_review, l.review_reason
     from scoped_lifecycle as l
-    inner join scoped_scores as s using (namespace, entry_id)
     where l.state in ('active', 'reverify', 'held', 'case')
 ),
 
@@ -85,7 +78,7 @@ conflict_banners as (
 
 entry_rows as (
     select
-        r.namespace, r.entry_id, r.class, r.state, r.generality, r.score,
+        r.namespace, r.entry_id, r.class, r.state, r.generality,
         e.tags, e.first_written_at, e.last_written_at, e.version_count, e.writer_agents,
         e.valid_from, e.valid_until,
         u.proven_count, u.last_recalled_at,
@@ -110,7 +103,7 @@ entry_rows as (
 
 principle_rows as (
     select
-        p.namespace, p.principle_id as entry_id, 'principle' as class, 'active' as state, p.generality, s.score,
+        p.namespace, p.principle_id as entry_id, 'principle' as class, 'active' as state, p.generality,
         []::varchar[] as tags, p.decided_at as first_written_at, p.decided_at as last_written_at,
         1::bigint as version_count, []::varchar[] as writer_agents,
         null::timestamp as valid_from, null::timestamp as valid_until,
@@ -119,7 +112,6 @@ principle_rows as (
         ['principle: merges ' || p.member_count || ' entries written by ' || p.distinct_runs || ' runs and '
          || p.distinct_agents || ' agents (cluster ' || p.cluster_id || ')'] as banners
     from core.principle_proposals as p
-    inner join scoped_scores as s on s.namespace = p.namespace and s.entry_id = p.principle_id
     where p.status = 'approved'
       and ($all or exists (select 1 from stage_scope as x where x.namespace = p.namespace and x.entry_id = p.principle_id))
 ),
@@ -134,7 +126,7 @@ select
     namespace,
     entry_id,
     case when state in ('active', 'reverify') then 'active' else 'session' end as tier,
-    score, class, state, banners, has_failed_check, conflict_with, is_likely_current, tags, generality,
+    class, state, banners, has_failed_check, conflict_with, is_likely_current, tags, generality,
     proven_count, last_recalled_at, valid_from, valid_until, first_written_at, last_written_at, version_count,
     writer_agents
 from all_rows

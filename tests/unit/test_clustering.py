@@ -253,7 +253,8 @@ def test_the_recall_view_reads_each_text_and_replaces_a_stored_table_of_its_name
 
 def test_the_recall_views_schema_check_counts_its_nulls_as_a_read_of_the_view_would(conn, home):
     """The view's nulls are counted from the tables it reads (RECALL_VIEW.nulls): a ranked row whose entry
-    is gone has no text, and a null in a stored column shows; the counts are those of the view itself."""
+    is gone has no text, one whose score is gone no score, and a null in a stored column shows; the counts
+    are those of the view itself."""
     from memcurator.ranking import RECALL_VIEW
     from memcurator.tables import null_counts, schema_mismatches
 
@@ -261,10 +262,12 @@ def test_the_recall_views_schema_check_counts_its_nulls_as_a_read_of_the_view_wo
     assert schema_mismatches(conn, RECALL_VIEW) == []
     gone = conn.execute("select entry_id from mart.recall_ranking order by entry_id limit 1").fetchone()[0]
     conn.execute("delete from core.entries where entry_id = ?", [gone])
-    conn.execute("alter table mart.recall_ranking alter column score drop not null")
-    conn.execute("update mart.recall_ranking set score = null where entry_id <> ?", [gone])
+    conn.execute("delete from core.entry_scores where entry_id = ?", [gone])
+    conn.execute("alter table mart.recall_ranking alter column generality drop not null")
+    conn.execute("update mart.recall_ranking set generality = null where entry_id <> ?", [gone])
     required = [c.name for c in RECALL_VIEW.columns if not c.nullable]
     through_view = dict(zip(required, conn.execute(null_counts("mart.recall_view", required)).fetchone()))
-    assert {k: v for k, v in through_view.items() if v} == {"text": 1, "score": 3}
-    assert schema_mismatches(conn, RECALL_VIEW) == ["score: 3 nulls in a non-nullable column",
-                                                    "text: 1 nulls in a non-nullable column"]
+    assert {k: v for k, v in through_view.items() if v} == {"text": 1, "score": 1, "generality": 3}
+    assert schema_mismatches(conn, RECALL_VIEW) == ["score: 1 nulls in a non-nullable column",
+                                                    "text: 1 nulls in a non-nullable column",
+                                                    "generality: 3 nulls in a non-nullable column"]
