@@ -60,14 +60,16 @@ _RECALL_VIEW_COLUMNS = (
 # an approved principle. The rank is counted through the view. (Every text read through the view: the
 # check took 2.1-2.8 s on the 1M store after a 1 %-churn night; this way 0.9-1.0 s, the view numbering its
 # rows before it joins the texts.)
-_STORED_REQUIRED = [c.name for c in _RECALL_VIEW_COLUMNS if not c.nullable and c.name not in ("text", "rank", "score")]
+_STORED_REQUIRED = [c.name for c in _RECALL_VIEW_COLUMNS
+                    if not c.nullable and c.name not in ("text", "rank", "score")]
 RECALL_VIEW_NULLS = f"""select * from ({null_counts("mart.recall_ranking", _STORED_REQUIRED)}),
 (select count(*) as text from mart.recall_ranking as r
  anti join (select namespace, entry_id from core.entries where text is not null) as e using (namespace, entry_id)
  anti join (select namespace, principle_id as entry_id from core.principle_proposals
             where status = 'approved' and text is not null) as p using (namespace, entry_id)),
 (select count(*) as score from mart.recall_ranking as r
- anti join (select namespace, entry_id from core.entry_scores where score is not null) as s using (namespace, entry_id))"""
+ anti join (select namespace, entry_id from core.entry_scores where score is not null) as s
+ using (namespace, entry_id))"""
 RECALL_VIEW = register(Table(
     "mart", "recall_view",
     "One row per recallable (namespace, entry_id) as of the night, ranked, with banners and provenance "
