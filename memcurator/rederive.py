@@ -162,9 +162,7 @@ def rederive_check(store_path: Path, as_of: datetime | None = None, cfg: Curatio
 def _model_verdicts(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig) -> int:
     """The stored verdicts of the chat judge ``cfg`` names, copied from the attached store (``stored``) into
     the scratch store's verdict cache; how many."""
-    held = conn.execute("select count(*) from duckdb_tables() where database_name = 'stored' and schema_name = $s "
-                        "and table_name = $t", {"s": JUDGED_PAIRS.schema, "t": JUDGED_PAIRS.name}).fetchone()[0]
-    if not held:
+    if not store.table_exists(conn, JUDGED_PAIRS.schema, JUDGED_PAIRS.name, database="stored"):
         return 0
     store.ensure_cache(conn, JUDGED_PAIRS)
     conn.execute(f"insert into {JUDGED_PAIRS.qualified} select {JUDGED_PAIRS.select_list('q')} "

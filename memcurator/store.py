@@ -141,10 +141,10 @@ def path_literal(path: Path | str) -> str:
     return str(path).replace("'", "''")
 
 
-def table_exists(conn: duckdb.DuckDBPyConnection, schema: str, name: str) -> bool:
-    """A stored table of that name (a view is not one)."""
-    return conn.execute("select count(*) from duckdb_tables() where schema_name = ? and table_name = ?",
-                        [schema, name]).fetchone()[0] > 0
+def table_exists(conn: duckdb.DuckDBPyConnection, schema: str, name: str, database: str | None = None) -> bool:
+    """A stored table of that name (a view is not one); in ``database`` (an attached one) when given."""
+    return conn.execute("select count(*) from duckdb_tables() where schema_name = ? and table_name = ? "
+                        "and database_name = coalesce(?, database_name)", [schema, name, database]).fetchone()[0] > 0
 
 
 def connection_memory_limit(conn: duckdb.DuckDBPyConnection) -> str | None:
