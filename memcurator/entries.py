@@ -182,9 +182,10 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
                 _refold_changed(conn, query, provenance)
                 # only the refolded entries' hashes change (rewriting all of them was 0.5 s a night at 1M), and
                 # only those of entries whose writes changed are read
-                conn.execute("delete from core.entry_sources as s where exists (select 1 from entry_refold as r "
-                             "where r.namespace = s.namespace and r.entry_id = s.entry_id) and exists (select 1 from "
-                             "entry_sources_then as t where t.namespace = s.namespace and t.entry_id = s.entry_id)")
+                # (by row id, the rows of entry_sources_then refolded: two correlated "exists" took 0.06-0.09 s of
+                # a 1 %-churn night at 1M entries, this 0.035 s)
+                conn.execute(f"delete from core.entry_sources where rowid in (select rowid from core.entry_sources "
+                             f"{changed_writes} semi join entry_refold using (namespace, entry_id))")
                 conn.execute(f"insert into core.entry_sources select {ENTRY_SOURCES.select_list('q')} from ({sources}) q "
                              "semi join entry_refold as r using (namespace, entry_id)", {"v": version})
                 changes.record(conn, ENTRIES.qualified, version, as_of, writes_now, "select * from entry_refold")
@@ -237,8 +238,10 @@ def _refold_changed(conn, query: str, provenance: str) -> None:
         union
         select e.namespace, e.entry_id from core.entries as e
         semi join entry_refold as r on r.namespace = e.namespace and r.entry_id = e.supersedes""")
-    conn.execute("delete from core.entries as e where exists (select 1 from entry_refold as r "
-                 "where r.namespace = e.namespace and r.entry_id = e.entry_id)")
+    # (found by their hashes, store.entry_rows: by key with "exists", 0.03-0.044 s of a 1 %-churn night at 1M
+    # entries, this 0.014-0.034 s)
+    refolded = entry_rows(ENTRIES.qualified, "select * from entry_refold", "rowid as stored_row, namespace, entry_id")
+    conn.execute(f"delete from core.entries where rowid in (select stored_row from ({refolded}))")
     conn.execute(f"create or replace temp table fold_provenance as {provenance}",
                  {"all": False, "passes": 1, "part": 0})
     conn.execute(f"insert into core.entries select {ENTRIES.select_list('q')} from ({query}) q", {"all": False})
