@@ -5,7 +5,9 @@ from memcurator import ranking
 
 core_entry_scores = nightly_table_asset(
     ranking.ENTRY_SCORES, ranking.build_entry_scores,
-    [["core", "entry_lifecycle"], ["core", "entry_usage"], ["core", "principle_proposals"]], "ranking")
+    [["core", "entry_lifecycle"], ["core", "entry_usage"], ["core", "principle_proposals"]], "ranking",
+    stored=ranking.ENTRY_SCORE_PARTS,
+)
 mart_recall_view = nightly_table_asset(
     ranking.RECALL_VIEW, ranking.build_recall_view,
     [["core", "entry_lifecycle"], ["core", "entry_scores"], ["core", "entries"], ["core", "contradictions"],

@@ -82,6 +82,14 @@ def forget(conn: duckdb.DuckDBPyConnection) -> None:
         conn.execute("delete from work.event_reads")
 
 
+def forget_table(conn: duckdb.DuckDBPyConnection, table: str) -> None:
+    """Drop the bookkeeping of one table (one no longer kept by refreshes, such as a table that became a
+    view): the tables that read it derive everything the next night."""
+    ensure(conn)
+    conn.execute("delete from work.refreshes where table_name = ?", [table])
+    conn.execute("delete from work.changes where table_name = ?", [table])
+
+
 def record(conn: duckdb.DuckDBPyConnection, table: str, version: str, as_of: datetime,
            inputs: dict[str, str], changed: str | None) -> None:
     """Record a refresh of ``table``: ``changed`` is a query of the (namespace, entry_id) it changed,

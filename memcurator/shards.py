@@ -39,18 +39,22 @@ CARRIED = "carried"  # a shard's slice of the tables the next night reuses, besi
 HISTORY_TABLES = {"mart.store_health": "as_of"}  # kept across nights: merge replaces only the night's slice
 
 
-# a step whose table is a view over a stored one: the shards carry the stored table, merge makes the view
-VIEWS = {ranking.RECALL_VIEW.qualified: (ranking.RECALL_RANKING.qualified, ranking.create_recall_view),
-         audit.CURATION_AUDIT_LOG.qualified: (audit.AUDIT_SETTINGS.qualified, audit.create_audit_view),
-         contradictions.SUPERSEDE_SUGGESTIONS.qualified: (contradictions.SUGGESTION_SETTINGS.qualified,
+# a step whose table is a view over stored ones: the shards carry the stored tables, merge makes the views
+# (in this order: the recall view reads the scores)
+VIEWS = {ranking.ENTRY_SCORES.qualified: ((ranking.ENTRY_SCORE_PARTS.qualified, ranking.SCORE_SETTINGS.qualified),
+                                          ranking.create_scores_view),
+         ranking.RECALL_VIEW.qualified: ((ranking.RECALL_RANKING.qualified,), ranking.create_recall_view),
+         audit.CURATION_AUDIT_LOG.qualified: ((audit.AUDIT_SETTINGS.qualified,), audit.create_audit_view),
+         contradictions.SUPERSEDE_SUGGESTIONS.qualified: ((contradictions.SUGGESTION_SETTINGS.qualified,),
                                                           contradictions.create_suggestions_view)}
 # one row that every shard writes alike (the night and the knobs): merged as one
-ONE_ROW_TABLES = {audit.AUDIT_SETTINGS.qualified, contradictions.SUGGESTION_SETTINGS.qualified}
+ONE_ROW_TABLES = {audit.AUDIT_SETTINGS.qualified, contradictions.SUGGESTION_SETTINGS.qualified,
+                  ranking.SCORE_SETTINGS.qualified}
 
 
 def derived_tables() -> list[Table]:
-    return [TABLES[VIEWS[name][0] if name in VIEWS else name]
-            for name in [name for name, _ in nightly.STEPS] + nightly.SIDE_TABLES]
+    return [TABLES[stored] for name in [name for name, _ in nightly.STEPS] + nightly.SIDE_TABLES
+            for stored in (VIEWS[name][0] if name in VIEWS else (name,))]
 
 
 def shard_keys(shards: int) -> list[str]:

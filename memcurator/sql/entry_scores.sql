@@ -1,47 +1,17 @@
--- One row per entry and per approved principle: score = generality x $w_generality
--- + min(proven, $proven_cap) + recency boost. Recency is of use (last recall), never of the note:
--- age belongs to the note, truth to the fact. A principle counts its members' proof and recalls.
--- With $all false, only the entries and principles in the temp table stage_scope
--- (changes.refresh_entries), read by their hashes (stage_hashes: a few more entries may come, which it leaves out).
-with scoped_lifecycle as not materialized (
-    select * from core.entry_lifecycle where $all
-    union all
-    select * from core.entry_lifecycle semi join stage_hashes using (entry_hash) where not $all
-),
-
-scoped_usage as not materialized (
-    select * from core.entry_usage where $all
-    union all
-    select * from core.entry_usage semi join stage_hashes using (entry_hash) where not $all
-),
-
-inputs as (
-    select l.namespace, l.entry_id, l.generality, u.proven_count, u.last_recalled_at
-    from scoped_lifecycle as l
-    inner join scoped_usage as u using (namespace, entry_id)
-
-    union all
-
-    select p.namespace, p.principle_id, p.generality, p.proven_count, p.last_recalled_at
-    from core.principle_proposals as p
-    where p.status = 'approved'
-      and ($all or exists (select 1 from stage_scope as s where s.namespace = p.namespace and s.entry_id = p.principle_id))
-),
-
-timed as (
-    select *, (epoch($as_of::timestamp) - epoch(last_recalled_at)) / 86400.0 as days_since_recall
-    from inputs
-),
-
-boosted as (
-    select
-        *,
+-- The query of the view core.entry_scores: score = generality x w_generality + min(proven, proven_cap)
+-- + recency boost. Recency is of use (last recall), never of the note: age belongs to the note, truth to
+-- the fact. The parts are core.entry_score_parts' rows; the night and the weights the row of
+-- core.score_settings, so the boost a day count moves is applied when the view is read, and no stored row
+-- changes for the date alone.
+with timed as (
+    select p.*, s.w_generality,
+        (epoch(s.as_of) - epoch(p.last_recalled_at)) / 86400.0 as days_since_recall,
         case
-            when days_since_recall <= $recent_boost_days then $recent_boost
-            when days_since_recall <= $warm_boost_days then $warm_boost
+            when days_since_recall <= s.recent_boost_days then s.recent_boost
+            when days_since_recall <= s.warm_boost_days then s.warm_boost
             else 0.0
         end as recency_boost
-    from timed
+    from core.entry_score_parts as p, core.score_settings as s
 )
 
 select
@@ -49,7 +19,8 @@ select
     entry_id,
     generality,
     proven_count,
-    least(proven_count, $proven_cap) as proven_points,
+    proven_points,
     recency_boost,
-    generality * $w_generality + least(proven_count, $proven_cap) + recency_boost as score
-from boosted
+    generality * w_generality + proven_points + recency_boost as score,
+    entry_hash
+from timed

@@ -19,7 +19,7 @@ from tests.unit.test_nearindex import FIRST, fleet  # noqa: F401 (the same demo 
 
 CFG = CurationConfig()
 KEPT = ["core.entry_usage", "core.entry_generality", "core.entry_importance", "core.entry_lifecycle",
-        "core.principle_proposals", "core.entry_scores", "mart.recall_ranking", "core.entry_text_features",
+        "core.principle_proposals", "core.entry_score_parts", "mart.recall_ranking", "core.entry_text_features",
         "core.contradiction_candidates"]
 
 
@@ -316,7 +316,8 @@ def test_a_recall_leaving_a_boost_window_moves_the_score(tmp_path):
             night.derive_night(conn, START + timedelta(days=day), CFG)
             boosts.append(conn.execute("select recency_boost from core.entry_scores").fetchone()[0])
     assert boosts == [CFG.recent_boost, CFG.warm_boost, 0.0]
-    assert not _refreshes(home.store)["core.entry_scores"][0]
+    # the view applies the boost: no stored part was derived again for the date alone
+    assert _refreshes(home.store)["core.entry_score_parts"] == (False, 0)
 
 
 def test_a_late_earlier_write_moves_its_members_first_write_in_the_clusters(tmp_path):

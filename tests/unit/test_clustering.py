@@ -262,7 +262,7 @@ def test_the_recall_views_schema_check_counts_its_nulls_as_a_read_of_the_view_wo
     assert schema_mismatches(conn, RECALL_VIEW) == []
     gone = conn.execute("select entry_id from mart.recall_ranking order by entry_id limit 1").fetchone()[0]
     conn.execute("delete from core.entries where entry_id = ?", [gone])
-    conn.execute("delete from core.entry_scores where entry_id = ?", [gone])
+    conn.execute("delete from core.entry_score_parts where entry_id = ?", [gone])
     conn.execute("alter table mart.recall_ranking alter column generality drop not null")
     conn.execute("update mart.recall_ranking set generality = null where entry_id <> ?", [gone])
     required = [c.name for c in RECALL_VIEW.columns if not c.nullable]

@@ -69,38 +69,43 @@ def test_weights_are_configuration():
 
 def test_score_sql_never_reads_note_age():
     # age belongs to the note, truth to the fact: the formula must not use write times
-    sql_text = load("entry_scores")
-    assert "written" not in sql_text
+    for name in ("entry_score_parts", "entry_scores"):
+        assert "written" not in load(name)
 
 
 def test_the_recall_views_rank_numbers_each_namespace_in_recall_order():
     """mart.recall_view numbers the stored ranking's rows per namespace when read: active tier first, then
-    score (read from core.entry_scores: the recency boost moves with the date, the stored rows need not),
-    then the latest write, then the entry id (ranks are not stored: a new entry moves every rank below it);
-    a reader's filter on one namespace gets the ranks the whole view gives."""
-    from memcurator.ranking import ENTRY_SCORES, RECALL_RANKING, create_recall_view
+    score (read from the view core.entry_scores, which applies the recency boost of the night in
+    core.score_settings: neither the stored parts nor the stored ranking change for the date alone), then the
+    latest write, then the entry id (ranks are not stored: a new entry moves every rank below it); a reader's
+    filter on one namespace gets the ranks the whole view gives."""
+    from memcurator.ranking import (ENTRY_SCORE_PARTS, RECALL_RANKING, SCORE_SETTINGS, create_recall_view,
+                                    create_scores_view)
     from memcurator.tables import ENTRIES
 
     t = datetime(2026, 11, 1)
-    stored = [  # (namespace, entry_id, tier, score, last_written_at)
+    stored = [  # (namespace, entry_id, tier, generality (the score here), last_written_at)
         ("a", "e1", "session", 99.0, t), ("a", "e2", "active", 5.0, t), ("a", "e3", "active", 5.0, t + timedelta(1)),
         ("a", "e4", "active", 9.0, t), ("a", "e0", "active", 5.0, t + timedelta(1)), ("b", "e9", "active", 1.0, t)]
     with store.connect(":memory:") as conn:
-        for table in (RECALL_RANKING, ENTRIES, PRINCIPLE_PROPOSALS, ENTRY_SCORES):
+        for table in (RECALL_RANKING, ENTRIES, PRINCIPLE_PROPOSALS, ENTRY_SCORE_PARTS, SCORE_SETTINGS):
             store.ensure_table(conn, table)
         conn.executemany(
             "insert into mart.recall_ranking (namespace, entry_id, tier, class, state, banners, has_failed_check, "
             "conflict_with, is_likely_current, tags, generality, proven_count, first_written_at, last_written_at, "
             "version_count, writer_agents, entry_hash) values (?, ?, ?, 'lesson', 'active', [], false, [], true, [], "
             "1, 0, ?, ?, 1, [], 0)", [[ns, e, tier, w, w] for ns, e, tier, _, w in stored])
-        conn.executemany("insert into core.entry_scores values (?, ?, 1, 0, 0, 0, ?, 0)",
-                         [[ns, e, score] for ns, e, _, score, _ in stored])
+        # e2 was recalled a day before the first night: a boost of 5 for 7 days (weights: the score is the generality)
+        conn.executemany("insert into core.entry_score_parts values (?, ?, ?, 0, 0, ?, 0)",
+                         [[ns, e, g, t - timedelta(1) if e == "e2" else None] for ns, e, _, g, _ in stored])
+        conn.execute("insert into core.score_settings values (?, 1.0, 7, 5.0, 30, 0.0)", [t + timedelta(7)])
+        create_scores_view(conn)
         create_recall_view(conn)
         ranks = conn.execute("select namespace, entry_id, rank from mart.recall_view order by all").fetchall()
         assert ranks == [("a", "e0", 2), ("a", "e1", 5), ("a", "e2", 4), ("a", "e3", 3), ("a", "e4", 1), ("b", "e9", 1)]
         assert conn.execute("select entry_id, rank from mart.recall_view where namespace = 'a' order by rank"
                             ).fetchall() == [("e4", 1), ("e0", 2), ("e3", 3), ("e2", 4), ("e1", 5)]
-        # a score the date moves moves the rank, the stored ranking untouched
-        conn.execute("update core.entry_scores set score = 10 where entry_id = 'e2'")
+        # a night when the recall was recent: the boost moves the score and the rank, no stored row changed
+        conn.execute("update core.score_settings set as_of = ?", [t])
         assert conn.execute("select entry_id, score, rank from mart.recall_view where namespace = 'a' and rank <= 2 "
                             "order by rank").fetchall() == [("e2", 10.0, 1), ("e4", 9.0, 2)]

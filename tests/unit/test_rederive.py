@@ -138,9 +138,9 @@ def test_the_command_prints_the_comparison_writes_it_and_exits_1_on_a_difference
     written = orjson.loads(out.read_bytes())
     assert written["identical"] and {t["table"] for t in written["tables"]} == _stored_names(home.store)
     with store.connect(home.store) as conn:
-        conn.execute("delete from core.entry_scores where rowid = (select min(rowid) from core.entry_scores)")
+        conn.execute("delete from core.entry_score_parts where rowid = (select min(rowid) from core.entry_score_parts)")
     result = runner.invoke(app, ["rederive-check", "--home", str(home.root)])
-    assert result.exit_code == 1 and "1 differ: core.entry_scores" in said(result)
+    assert result.exit_code == 1 and "1 differ: core.entry_score_parts" in said(result)
     result = runner.invoke(app, ["rederive-check", "--home", str(tmp_path / "new-home")])
     assert result.exit_code == 1 and "no store there" in said(result)
 
@@ -188,7 +188,7 @@ def test_the_weekly_job_passes_on_an_identical_store_and_fails_naming_what_diffe
     output = next(e for e in result.all_events if e.event_type_value == "STEP_OUTPUT")
     said = {k: v.value for k, v in output.event_specific_data.metadata.items()}
     assert said == {"as_of": as_of_for_night(FIRST + timedelta(days=5)).isoformat(), "events": said["events"],
-                    "tables compared": 31, "identical": True,
+                    "tables compared": 33, "identical": True,
                     "chat judge verdicts taken as given": 0} and said["events"] > 1_000  # the rules judge here
     with store.connect(home.store) as conn:
         conn.execute("delete from core.entry_usage where rowid = (select min(rowid) from core.entry_usage)")
