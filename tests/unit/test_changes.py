@@ -396,3 +396,29 @@ def test_a_refresh_rewrites_the_rows_derived_otherwise_and_records_the_changes_o
 
 def _toy_changes(conn) -> set[str]:
     return {r[0] for r in conn.execute("select entry_id from work.changes where table_name = 'work.toy'").fetchall()}
+
+
+def test_a_proposal_keeps_its_text_while_its_canonical_entry_is_unchanged(tmp_path):
+    """A night that derives a cluster's proposal again (a member recalled) keeps the stored text of its
+    canonical member, unless that entry changed: a new version of the canonical, the same words in another
+    order (so it stays the canonical), gives the proposal its new text, as the full derivation does."""
+    from tests.unit.test_clustering import PARAPHRASES
+
+    first = [write(t, entry_id=f"e{i}", ts=ts(i), run_id=f"r{i}") for i, t in enumerate(PARAPHRASES)]
+    peek = Home.from_env(tmp_path / "peek").ensure()
+    write_jsonl(peek.landing / "a.jsonl", first)
+    with store.connect(peek.store) as conn:
+        ingest.ingest_landing(conn, peek.landing, None, CFG)
+        night.derive_night(conn, START + timedelta(days=5), CFG)
+        canonical, text = conn.execute("select canonical_entry_id, text from core.principle_proposals").fetchone()
+    reordered = " ".join(reversed(text.split()))
+    others = sorted({f"e{i}" for i in range(len(PARAPHRASES))} - {canonical})
+    second = [recall(others[0], 6), write(reordered, entry_id=canonical, ts=ts(6), run_id="r9")]
+    proposal = "select canonical_entry_id, text from core.principle_proposals"
+    chained, _, _ = _two_nights(tmp_path, first, [recall(others[0], 6)], (5, 7))
+    with store.connect(chained.store, read_only=True) as conn:
+        assert conn.execute(proposal).fetchone() == (canonical, text)
+    chained, _, _ = _two_nights(tmp_path / "new-version", first, second, (5, 7))
+    with store.connect(chained.store, read_only=True) as conn:
+        assert conn.execute(proposal).fetchone() == (canonical, reordered)
+    assert not _refreshes(chained.store)["core.principle_proposals"][0]
