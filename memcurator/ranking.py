@@ -7,7 +7,6 @@ recalled within recent_boost_days, warm_boost within warm_boost_days, else 0). D
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
 import duckdb
