@@ -109,3 +109,29 @@ def test_the_recall_views_rank_numbers_each_namespace_in_recall_order():
         conn.execute("update core.score_settings set as_of = ?", [t])
         assert conn.execute("select entry_id, score, rank from mart.recall_view where namespace = 'a' and rank <= 2 "
                             "order by rank").fetchall() == [("e2", 10.0, 1), ("e4", 9.0, 2)]
+
+
+def test_a_store_that_stored_the_scores_gets_the_view_and_forgets_the_tables_bookkeeping():
+    """Before the view, core.entry_scores was a table kept by refreshes: the next night drops it and its
+    record in work.refreshes and work.changes, and reads the scores through the view."""
+    from memcurator import changes
+
+    items = frame([(1.5, 12, 7.0), (0.5, 0, None)])
+    with store.connect(":memory:") as conn:
+        conn.register("inputs", items.to_arrow())
+        conn.execute("create table core.entry_lifecycle as select namespace, entry_id, generality, "
+                     "hash(namespace, entry_id) as entry_hash from inputs")
+        conn.execute("create table core.entry_usage as select namespace, entry_id, proven_count, last_recalled_at, "
+                     "hash(namespace, entry_id) as entry_hash from inputs")
+        store.ensure_table(conn, PRINCIPLE_PROPOSALS)
+        conn.execute("create table core.entry_scores as select namespace, entry_id, 0.0 as score from inputs")
+        changes.record(conn, "core.entry_scores", "entry_scores:old", AS_OF, {},
+                       "select namespace, entry_id from inputs")
+        build_entry_scores(conn, AS_OF, CurationConfig())
+        assert conn.execute("select count(*) from duckdb_views() where schema_name = 'core' "
+                            "and view_name = 'entry_scores'").fetchone()[0] == 1
+        for bookkeeping in ("work.refreshes", "work.changes"):
+            assert conn.execute(f"select count(*) from {bookkeeping} "
+                                "where table_name = 'core.entry_scores'").fetchone()[0] == 0
+        assert [r[0] for r in conn.execute("select score from core.entry_scores order by entry_id").fetchall()] == [
+            16.0, 1.0]
