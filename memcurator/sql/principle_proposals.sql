@@ -144,10 +144,13 @@ kept_texts as (
 
 read_texts as (
     -- the text of the canonical member only (members carry no texts: 1M texts read and ranked for 55k
-    -- clusters), read by the canonicals' hashes (through scoped_entries, every member's text was read)
-    select c.namespace, c.cluster_id, c.canonical_entry_id, hash(c.namespace, c.canonical_entry_id) as entry_hash
+    -- clusters), read by the canonicals' hashes, the clusters' own (through scoped_entries, every member's
+    -- text was read)
+    select c.namespace, c.cluster_id, c.canonical_entry_id, m.entry_hash
     from chosen as c
     anti join kept_texts as k using (namespace, cluster_id)
+    inner join scoped_clusters as m
+        on m.namespace = c.namespace and m.cluster_id = c.cluster_id and m.entry_id = c.canonical_entry_id
 ),
 
 texts as (
