@@ -5,7 +5,12 @@ The fleet (seeded, numpy-vectorised, so a million entries generate in seconds): 
 lesson writes of ``words`` words from a Zipf vocabulary of made-up words, spread over
 ``namespaces`` and 60 days; a share of them are restatements of an earlier entry of their
 namespace with some words replaced (groups of 2-6). The truth is every pair of one group whose
-word sets have Jaccard >= 0.6 (computed exactly), kept outside the log.
+word sets have Jaccard >= 0.6 (computed exactly), kept outside the log. As in the demo, a write in nine
+corrects an earlier one (CORRECTED_SHARE): a restatement with a word made "not", which the default judge
+finds in conflict with what it restates; half of them name it (supersedes, with a reason), and 40 % are
+followed by a failing assertion check on the entry corrected, half of those naming the correction.
+Without them, the stages that follow conflicts (links, contested entries, superseded states, the
+recall view's conflicts) had nothing to do at any size.
 Beside the writes, the fleet's agents recall and check what they wrote, in the demo's proportions (its
 runs: 2-4 writes, 0-2 recalls, a check in one run of four): a recall for every three writes, returning
 1-5 of the last 200 entries of its namespace (the first three injected), and a check for every twelve, on
@@ -89,16 +94,25 @@ RECALLED_FROM = 200  # a recall returns some of the last entries of its namespac
 CHECKS_PER_WRITE = 1 / 12
 CHECKED_FROM = 300
 TRANSIENT_FAILURES = 0.15
+# Corrections, in the demo's proportions (its config facts: 11 % of its writes correct an earlier value,
+# half of them naming it, 39 % followed by a failing assertion check on the old value, half of those
+# naming the correction): a restatement that negates what it restates.
+CORRECTED_SHARE = 0.11
+CORRECTIONS_LINKED = 0.5     # with supersedes and a reason
+CORRECTIONS_CHECKED = 0.4    # the entry corrected fails an assertion check 30 s after
+CHECKS_NAME_CORRECTION = 0.5  # that check names the correction (corrected_by)
+NEGATION = "not"
+CORRECTION_REASON = "corrected by a later run"
 
 _RECALLS = {"id": pl.String, "namespace": pl.String, "ts": pl.Datetime("us"),
             "results": pl.List(pl.Struct({"entry_id": pl.String, "rank": pl.Int64, "injected": pl.Boolean}))}
 _CHECKS = {"id": pl.String, "namespace": pl.String, "ts": pl.Datetime("us"), "entry_id": pl.String,
-           "status": pl.String}
+           "status": pl.String, "error_class": pl.String, "corrected_by": pl.String}
 
 
 @dataclass
 class Fleet:
-    frame: pl.DataFrame          # namespace, entry_id, ts, text, group (-1 when unique)
+    frame: pl.DataFrame          # namespace, entry_id, ts, text, group (-1 when unique), corrects, supersedes
     truth: set = field(default_factory=set)   # (namespace, entry_a, entry_b) with a < b
     recalls: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=_RECALLS))
     checks: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=_CHECKS))
@@ -112,8 +126,13 @@ def _words(rng: np.random.Generator) -> np.ndarray:
 
 
 def generate(entries: int, namespaces: int, words: int = 60, seed: int = 1, restated_share: float = 0.3,
-             id_prefix: str = "b", used: bool = True) -> Fleet:
-    """``used``: with the recalls and checks of the entries (drawn after the writes, from the same seed)."""
+             id_prefix: str = "b", used: bool = True, corrected_share: float = CORRECTED_SHARE) -> Fleet:
+    """``used``: with the recalls and checks of the entries (drawn after the writes, from the same seed).
+
+    ``corrected_share`` of the entries are corrections: restatements with one word made NEGATION (the
+    default judge's negation conflict with what they restate), ``corrects`` naming the group's first entry,
+    whose words they restate; CORRECTIONS_LINKED of them name it in ``supersedes`` too. They are drawn from
+    a stream of their own, so the fleet is otherwise the one the same seed gave without them."""
     rng = np.random.default_rng(seed)
     vocab = _words(rng)
     ranks = np.arange(1, len(vocab) + 1)
@@ -146,14 +165,21 @@ def generate(entries: int, namespaces: int, words: int = 60, seed: int = 1, rest
         group[i] = anchor
         replace = rng.random(words) < rng.uniform(0.05, 0.3)
         tokens[i] = np.where(replace, draw(words), tokens[anchor])
-    texts = pl.concat([pl.Series([" ".join(vocab[row]) for row in tokens[start:start + GENERATE_SLICE]], dtype=pl.String)
+    corrects, linked = _corrections(tokens, group, seed, corrected_share / restated_share if restated_share else 0.0,
+                                    len(vocab))
+    words_of = np.append(vocab, NEGATION)
+    texts = pl.concat([pl.Series([" ".join(words_of[row]) for row in tokens[start:start + GENERATE_SLICE]],
+                                 dtype=pl.String)
                        for start in range(0, entries, GENERATE_SLICE)]) if entries else pl.Series([], dtype=pl.String)
     seconds = np.sort(rng.integers(0, DAYS * 86_400, entries))
-    frame = pl.DataFrame({"ns": ns, "i": np.arange(entries), "seconds": seconds, "text": texts, "group": group}).select(
+    entry_id = lambda column: pl.when(pl.col(column) >= 0).then(  # noqa: E731
+        id_prefix + pl.col(column).cast(pl.String).str.zfill(8)).alias(column)
+    frame = pl.DataFrame({"ns": ns, "i": np.arange(entries), "seconds": seconds, "text": texts, "group": group,
+                          "corrects": corrects, "supersedes": np.where(linked, corrects, -1)}).select(
         ("ns-" + pl.col("ns").cast(pl.String).str.zfill(5)).alias("namespace"),
         (id_prefix + pl.col("i").cast(pl.String).str.zfill(8)).alias("entry_id"),
         (pl.lit(START) + pl.duration(seconds=pl.col("seconds"))).alias("ts"),
-        "text", "group")
+        "text", "group", entry_id("corrects"), entry_id("supersedes"))
     del texts
     truth = set()
     members: dict[int, list[int]] = {}
@@ -168,8 +194,40 @@ def generate(entries: int, namespaces: int, words: int = 60, seed: int = 1, rest
                 truth.add((f"ns-{ns[a]:05d}", f"{id_prefix}{a:08d}", f"{id_prefix}{b:08d}"))
     if not used:
         return Fleet(frame, truth)
-    return Fleet(frame, truth, *usage(frame, frame, round(entries * RECALLS_PER_WRITE),
-                                      round(entries * CHECKS_PER_WRITE), rng, id_prefix))
+    recalls, checks = usage(frame, frame, round(entries * RECALLS_PER_WRITE), round(entries * CHECKS_PER_WRITE), rng,
+                            id_prefix)
+    return Fleet(frame, truth, recalls, pl.concat([checks, correction_checks(frame, seed, id_prefix)]))
+
+
+def _corrections(tokens: np.ndarray, group: np.ndarray, seed: int, share_of_restated: float,
+                 negation: int) -> tuple[np.ndarray, np.ndarray]:
+    """Which restatements are corrections (``share_of_restated`` of them): each gets the token ``negation``
+    in one place (in ``tokens``, so the truth's word sets hold it as the texts do). Gives, per entry, the
+    entry it corrects (its group's first; -1) and whether it names it (supersedes)."""
+    rng = np.random.default_rng([seed, 1])
+    restated = np.flatnonzero(group >= 0)
+    restated = restated[group[restated] != restated]  # the group's first entry restates nothing
+    chosen = restated[rng.random(restated.size) < share_of_restated]
+    tokens[chosen, rng.integers(0, tokens.shape[1], chosen.size)] = negation
+    corrects = np.full(group.size, -1)
+    corrects[chosen] = group[chosen]
+    linked = np.zeros(group.size, dtype=bool)
+    linked[chosen] = rng.random(chosen.size) < CORRECTIONS_LINKED
+    return corrects, linked
+
+
+def correction_checks(frame: pl.DataFrame, seed: int, id_prefix: str) -> pl.DataFrame:
+    """The failing assertion checks on entries that corrections correct: CORRECTIONS_CHECKED of the corrections
+    of ``frame``, 30 s after each, CHECKS_NAME_CORRECTION of them naming it (corrected_by)."""
+    rng = np.random.default_rng([seed, 2])
+    fixes = frame.filter(pl.col("corrects").is_not_null())
+    checked = fixes.filter(pl.Series(rng.random(fixes.height) < CORRECTIONS_CHECKED))
+    named = pl.Series(rng.random(checked.height) < CHECKS_NAME_CORRECTION)
+    return checked.select(
+        (f"ck-{id_prefix}x" + pl.int_range(pl.len()).cast(pl.String).str.zfill(8)).alias("id"), "namespace",
+        (pl.col("ts") + pl.duration(seconds=30)).alias("ts"), pl.col("corrects").alias("entry_id"),
+        pl.lit("fail").alias("status"), pl.lit("assertion").alias("error_class"),
+        pl.when(named).then(pl.col("entry_id")).alias("corrected_by")).cast(_CHECKS)
 
 
 def usage(written: pl.DataFrame, anchors: pl.DataFrame, recalls: int, checks: int, rng: np.random.Generator,
@@ -218,6 +276,8 @@ def usage(written: pl.DataFrame, anchors: pl.DataFrame, recalls: int, checks: in
                               pl.Series("entry_id", entry_ids[on], pl.String),
                               pl.Series("status", np.where(rng.random(at.height) < TRANSIENT_FAILURES, "fail", "pass"),
                                         pl.String))
+    checked = checked.with_columns(pl.when(pl.col("status") == "fail").then(pl.lit("transient")).alias("error_class"),
+                                   pl.lit(None, pl.String).alias("corrected_by"))
     return made.select(list(_RECALLS)).cast(_RECALLS), checked.select(list(_CHECKS)).cast(_CHECKS)
 
 
@@ -234,7 +294,8 @@ def rewrites(fleet: Fleet, count: int, seed: int, day: datetime) -> Fleet:
              .group_by("row", maintain_order=True).agg(pl.col("word").str.join(" ").alias("text")))
     seconds = rng.integers(0, 86_400, rows.height)
     frame = rows.select("namespace", "entry_id").with_columns(
-        (pl.lit(day) + pl.duration(seconds=pl.Series(seconds))).alias("ts"), texts["text"], pl.lit(-1).alias("group"))
+        (pl.lit(day) + pl.duration(seconds=pl.Series(seconds))).alias("ts"), texts["text"], pl.lit(-1).alias("group"),
+        pl.lit(None, pl.String).alias("corrects"), pl.lit(None, pl.String).alias("supersedes"))
     return Fleet(frame.select(fleet.frame.columns).cast(fleet.frame.schema))
 
 
@@ -245,9 +306,11 @@ def churn_writes(fleet: Fleet, count: int, namespaces: int, words: int, seed: in
     changed = count // 2
     new = generate(count - changed, namespaces, words, seed, id_prefix=id_prefix, used=False)
     writes = pl.concat([new.frame, rewrites(fleet, changed, seed, day).frame])
-    # the recalls and checks after them, of these entries and the fleet's (the share of the full fleet's)
-    return Fleet(writes, new.truth, *usage(pl.concat([fleet.frame, writes]), writes, round(count * RECALLS_PER_WRITE),
-                                           round(count * CHECKS_PER_WRITE), np.random.default_rng(seed), id_prefix))
+    # the recalls and checks after them, of these entries and the fleet's (the share of the full fleet's), and
+    # the failing checks of what the new entries correct
+    recalls, checks = usage(pl.concat([fleet.frame, writes]), writes, round(count * RECALLS_PER_WRITE),
+                            round(count * CHECKS_PER_WRITE), np.random.default_rng(seed), id_prefix)
+    return Fleet(writes, new.truth, recalls, pl.concat([checks, correction_checks(new.frame, seed, id_prefix)]))
 
 
 def land(fleet: Fleet, landing: Path, name: str, part_events: int = LAND_PART_EVENTS) -> list[Path]:
@@ -256,24 +319,38 @@ def land(fleet: Fleet, landing: Path, name: str, part_events: int = LAND_PART_EV
     ``max_file_bytes`` whole, and a fleet's transcripts land as many files anyway), then its recalls and
     its checks, in files of their own named after ``name``."""
     when = pl.col("ts").dt.strftime("%Y-%m-%dT%H:%M:%SZ").alias("ts")
-    events = fleet.frame.select(
-        ("ev-" + pl.col("entry_id") + "-" + pl.col("ts").dt.strftime("%Y%m%d%H%M%S")).alias("id"),
-        pl.lit("memory.write").alias("type"), when, "namespace",
-        pl.struct("entry_id", "text", pl.lit("lesson").alias("class")).alias("data"))
     stem, suffix = name.rsplit(".", 1)
+    # a field is given or left out, never null (ingest quarantines a null where a string goes): the writes
+    # that name what they supersede, and each shape of check, in files of their own
+    writes = fleet.frame.select(
+        ("ev-" + pl.col("entry_id") + "-" + pl.col("ts").dt.strftime("%Y%m%d%H%M%S")).alias("id"),
+        pl.lit("memory.write").alias("type"), when, "namespace", "entry_id", "text", pl.lit("lesson").alias("class"),
+        "supersedes", pl.lit(CORRECTION_REASON).alias("reason"))
+    data = ["entry_id", "text", "class"]
+    paths = _land_parts(writes.filter(pl.col("supersedes").is_null()).select(
+        "id", "type", "ts", "namespace", pl.struct(*data).alias("data")), landing, name, part_events)
+    linked = writes.filter(pl.col("supersedes").is_not_null())
+    if linked.height:
+        paths += _land_parts(linked.select("id", "type", "ts", "namespace",
+                                           pl.struct(*data, "supersedes", "reason").alias("data")),
+                             landing, f"{stem}-supersedes.{suffix}", part_events)
     recalls = fleet.recalls.select("id", pl.lit("memory.recall").alias("type"), when, "namespace",
                                    pl.struct(pl.lit("bench recall").alias("query"), "results").alias("data"))
-    paths = _land_parts(events, landing, name, part_events)
     if recalls.height:
         paths += _land_parts(recalls, landing, f"{stem}-recalls.{suffix}", part_events)
-    # a failing check names its error class, a passing one has none: files of their own
-    for status, part, data in (("pass", "checks", pl.struct("entry_id", "status")),
-                               ("fail", "failed-checks",
-                                pl.struct("entry_id", "status", pl.lit("transient").alias("error_class")))):
-        checks = fleet.checks.filter(pl.col("status") == status)
-        if checks.height:
-            paths += _land_parts(checks.select("id", pl.lit("memory.check").alias("type"), when, "namespace",
-                                               pl.lit("test").alias("actor"), data.alias("data")),
+    checks = fleet.checks.with_columns(when)
+    for part, rows, fields in (
+            ("checks", pl.col("status") == "pass", ["entry_id", "status"]),
+            ("failed-checks", (pl.col("status") == "fail") & (pl.col("error_class") == "transient"),
+             ["entry_id", "status", "error_class"]),
+            ("failed-assertions", (pl.col("error_class") == "assertion") & pl.col("corrected_by").is_null(),
+             ["entry_id", "status", "error_class"]),
+            ("corrected-assertions", pl.col("corrected_by").is_not_null(),
+             ["entry_id", "status", "error_class", "corrected_by"])):
+        shaped = checks.filter(rows)
+        if shaped.height:
+            paths += _land_parts(shaped.select("id", pl.lit("memory.check").alias("type"), "ts", "namespace",
+                                               pl.lit("test").alias("actor"), pl.struct(*fields).alias("data")),
                                  landing, f"{stem}-{part}.{suffix}", part_events)
     return paths
 

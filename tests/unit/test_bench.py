@@ -26,9 +26,13 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
         assert conn.execute("select count(*) from raw.quarantine").fetchone()[0] == 0
         assert conn.execute("select count(distinct event_id) from core.recall_results").fetchone()[0] == (
             round(1_000 * bench.RECALLS_PER_WRITE) + round(20 * bench.RECALLS_PER_WRITE) * 2)  # fleet, churn, job night
-        assert conn.execute("select count(*) from core.checks").fetchone()[0] == (
+        assert conn.execute("select count(*) from core.checks where error_class is distinct from 'assertion'").fetchone()[0] == (
             round(1_000 * bench.CHECKS_PER_WRITE) + round(20 * bench.CHECKS_PER_WRITE) * 2)
         assert conn.execute("select count(*) from core.entry_usage where recall_count > 0").fetchone()[0] > 200
+        # the corrections conflict with what they correct: named, shown by a failing check, or found
+        kinds = dict(conn.execute("select kind, count(*) from core.contradictions group by kind").fetchall())
+        assert set(kinds) == {"explicit", "failed_check", "detected"} and min(kinds.values()) > 5
+        assert conn.execute("select count(*) from core.entry_lifecycle where state = 'superseded'").fetchone()[0] > 20
     # every stage timed again (that the night reuses work is tested in test_nearindex, not by a clock)
     assert [s["name"] for s in churn["stages"]] == names
     # a compaction of the store the churn night left is timed apart (what a compacting night adds), and
@@ -229,7 +233,7 @@ def test_a_churn_night_brings_as_many_new_entries_as_new_versions_of_old_ones():
 
 
 def test_a_large_fleet_lands_as_several_files_that_ingest_as_one(tmp_path):
-    fleet = bench.generate(250, 5, words=8, seed=4)
+    fleet = bench.generate(250, 5, words=8, seed=4, corrected_share=0.0)  # (corrections land in files of their own)
     whole = bench.land(fleet, tmp_path / "one", "fleet.jsonl")
     parts = bench.land(fleet, tmp_path / "parts", "fleet.jsonl", part_events=100)
     usage = ["fleet-recalls.jsonl", "fleet-checks.jsonl", "fleet-failed-checks.jsonl"]
@@ -242,11 +246,58 @@ def test_a_large_fleet_lands_as_several_files_that_ingest_as_one(tmp_path):
         fleet.checks.filter(fleet.checks["status"] == "fail").height]
 
 
+def test_the_fleet_corrects_some_of_what_it_wrote_as_the_demo_does(tmp_path):
+    import polars as pl
+
+    fleet = bench.generate(20_000, 20, words=30, seed=2)
+    frame = fleet.frame
+    fixes = frame.filter(pl.col("corrects").is_not_null())
+    # a correction restates the first entry of its group, written before it, in its namespace, negated
+    assert abs(fixes.height / frame.height - bench.CORRECTED_SHARE) < 0.01
+    assert abs(fixes["supersedes"].is_not_null().mean() - bench.CORRECTIONS_LINKED) < 0.05
+    assert frame.filter(pl.col("supersedes").is_not_null() & (pl.col("supersedes") != pl.col("corrects"))).is_empty()
+    first = frame.group_by("group").agg(pl.col("entry_id").min().alias("first"))
+    corrected = fixes.join(first, on="group").join(frame, left_on="corrects", right_on="entry_id", suffix="_old")
+    assert corrected.height == fixes.height and (corrected["corrects"] == corrected["first"]).all()
+    assert (corrected["namespace"] == corrected["namespace_old"]).all() and (corrected["ts_old"] < corrected["ts"]).all()
+    negated = lambda texts: texts.str.split(" ").list.contains(bench.NEGATION)  # noqa: E731
+    assert negated(corrected["text"]).all() and not negated(corrected["text_old"]).any()
+    # a failing assertion check on the entry corrected for some, 30 s after, half naming the correction
+    checks = fleet.checks.filter(pl.col("error_class") == "assertion").join(
+        fixes.select(pl.col("corrects").alias("entry_id"), pl.col("entry_id").alias("fix"), pl.col("ts").alias("fixed")),
+        on="entry_id")
+    shares = (checks.group_by("id").len().height / fixes.height, checks["corrected_by"].is_not_null().mean())
+    assert abs(shares[0] - bench.CORRECTIONS_CHECKED) < 0.05 and abs(shares[1] - bench.CHECKS_NAME_CORRECTION) < 0.1
+    named = checks.filter(pl.col("corrected_by").is_not_null())
+    assert named.filter(pl.col("corrected_by") == pl.col("fix")).select("id").n_unique() == named.select("id").n_unique()
+    assert checks.filter(pl.col("ts") == pl.col("fixed") + pl.duration(seconds=30)).select("id").n_unique() == (
+        checks.select("id").n_unique())
+    # drawn apart: without corrections, the fleet is the same but for the corrections' words
+    plain = bench.generate(20_000, 20, words=30, seed=2, corrected_share=0.0)
+    assert plain.frame["corrects"].is_null().all() and plain.recalls.equals(fleet.recalls)
+    assert plain.frame.drop("text", "corrects", "supersedes").equals(frame.drop("text", "corrects", "supersedes"))
+    assert (plain.frame["text"] != frame["text"]).sum() == fixes.height
+    # landed, each shape in files of its own, every event goes in
+    paths = bench.land(fleet, tmp_path / "landing", "fleet.jsonl")
+    assert sorted(p.name for p in paths) == sorted(f"fleet{part}.jsonl" for part in (
+        "", "-supersedes", "-recalls", "-checks", "-failed-checks", "-failed-assertions", "-corrected-assertions"))
+    home = Home.from_env(tmp_path / "home").ensure()
+    from memcurator import ingest
+
+    with store.connect(home.store) as conn:
+        ingest.ingest_landing(conn, tmp_path / "landing", None, CurationConfig())
+        assert conn.execute("select count(*) from raw.quarantine").fetchone()[0] == 0
+        assert conn.execute("select count(*) from raw.events").fetchone()[0] == (
+            frame.height + fleet.recalls.height + fleet.checks.height)
+
+
 def test_the_fleet_recalls_and_checks_entries_of_their_namespace_written_before():
     import polars as pl
 
     fleet = bench.generate(3_000, 6, words=10, seed=2)
-    assert fleet.recalls.height == 1_000 and fleet.checks.height == 250
+    corrections = fleet.checks.filter(pl.col("error_class") == "assertion")  # test_the_fleet_corrects_...
+    fleet.checks = fleet.checks.filter(pl.col("error_class").is_null() | (pl.col("error_class") == "transient"))
+    assert fleet.recalls.height == 1_000 and fleet.checks.height == 250 and corrections.height > 0
     written = fleet.frame.select("namespace", "entry_id", pl.col("ts").alias("written"))
     results = fleet.recalls.explode("results").unnest("results")
     recalled = results.join(written, on="entry_id", suffix="_entry")
@@ -274,7 +325,7 @@ def test_the_fleet_recalls_and_checks_entries_of_their_namespace_written_before(
     assert 0 < (fleet.checks["status"] == "fail").sum() < 0.3 * 250
     # seeded; the writes are those of a fleet without them
     again = bench.generate(3_000, 6, words=10, seed=2)
-    assert again.recalls.equals(fleet.recalls) and again.checks.equals(fleet.checks)
+    assert again.recalls.equals(fleet.recalls) and again.checks.equals(pl.concat([fleet.checks, corrections]))
     assert bench.generate(3_000, 6, words=10, seed=2, used=False).frame.equals(fleet.frame)
 
 
