@@ -33,6 +33,8 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
         kinds = dict(conn.execute("select kind, count(*) from core.contradictions group by kind").fetchall())
         assert set(kinds) == {"explicit", "failed_check", "detected"} and min(kinds.values()) > 5
         assert conn.execute("select count(*) from core.entry_lifecycle where state = 'superseded'").fetchone()[0] > 20
+    assert set(result["conflicts"]) == {"explicit", "failed_check", "detected", "supersede_links", "superseded",
+                                        "contested"} and result["conflicts"]["detected"] > 0  # as the full night left them
     # every stage timed again (that the night reuses work is tested in test_nearindex, not by a clock)
     assert [s["name"] for s in churn["stages"]] == names
     # a compaction of the store the churn night left is timed apart (what a compacting night adds), and
@@ -147,6 +149,12 @@ def test_the_targets_are_read_at_a_million_entries_and_a_larger_run_is_documente
     marked = bench.markdown([writes_only, sized(1_000_000, 50, 0.08)], ["memcurator bench"], "plot.svg")
     assert "| 10,000,000† |" in marked and "| 1,000,000 |" in marked and "† A fleet of writes alone" in marked
     assert "(a documented run, not in CI; 1 run; a fleet of writes alone), against 1,000,000" in marked
+    # a run recorded before the fleet corrected itself is marked too; a run since counts the conflicts it held
+    assert "| -‡ |" in text and "‡ A fleet without corrections" in text
+    held = {"explicit": 1_200, "failed_check": 300, "detected": 45_000, "supersede_links": 1_500, "superseded": 1_400,
+            "contested": 60_000}
+    corrected = bench.markdown([sized(1_000_000, 50, 0.08) | {"conflicts": held}], ["memcurator bench"], "plot.svg")
+    assert "| 1,200 / 300 / 45,000 |" in corrected and "‡" not in corrected
     # runs that read ru_maxrss (before VmHWM) carry a mark and the note on what it inherits
     assert "| 3,000\\* | 1,500\\* |" in text and "inherits from its parent" in text
     current = [sized(1_000_000, 50, 0.08) | {"peak_source": bench.PEAK_SOURCE}]
