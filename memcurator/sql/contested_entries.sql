@@ -1,18 +1,60 @@
 -- The curator's worklist: one row per entry in a live conflict (open, and both sides still
--- recallable: a superseded, expired or archived side settles it), most recalled first.
-with live as (
+-- recallable: a superseded, expired or archived side settles it); `memcurator review conflicts`
+-- reads it most recalled first.
+-- With $all false, only the entries in the temp table stage_scope (changes.refresh_entries: those whose
+-- conflicts, state, text or usage changed, and the other sides of their conflicts): their conflicts
+-- are read, the states of both sides of those, and their own texts and usage by the scope's hashes.
+with scoped_conflicts as not materialized (
+    select * from core.contradictions where $all
+    union all
+    select * from core.contradictions where not $all and rowid in (
+        select k.rowid from core.contradictions as k
+        semi join stage_scope as s on s.namespace = k.namespace and s.entry_id = k.entry_a
+        union
+        select k.rowid from core.contradictions as k
+        semi join stage_scope as s on s.namespace = k.namespace and s.entry_id = k.entry_b)
+),
+
+open_pairs as materialized (
+    select * from scoped_conflicts where status = 'open'
+),
+
+sides as (
+    select namespace, entry_a as entry_id from open_pairs union select namespace, entry_b from open_pairs
+),
+
+states as (
+    select namespace, entry_id, state from core.entry_lifecycle where $all
+    union all
+    select namespace, entry_id, state from core.entry_lifecycle semi join sides using (namespace, entry_id)
+    where not $all
+),
+
+live as (
     select k.*
-    from core.contradictions as k
-    inner join core.entry_lifecycle as la on la.namespace = k.namespace and la.entry_id = k.entry_a
-    inner join core.entry_lifecycle as lb on lb.namespace = k.namespace and lb.entry_id = k.entry_b
-    where k.status = 'open'
-      and la.state in ('active', 'reverify', 'held', 'case') and lb.state in ('active', 'reverify', 'held', 'case')
+    from open_pairs as k
+    inner join states as la on la.namespace = k.namespace and la.entry_id = k.entry_a
+    inner join states as lb on lb.namespace = k.namespace and lb.entry_id = k.entry_b
+    where la.state in ('active', 'reverify', 'held', 'case') and lb.state in ('active', 'reverify', 'held', 'case')
 ),
 
 open_conflicts as (
     select namespace, conflict_id, kind, confidence, likely_current, entry_a as entry_id from live
     union all
     select namespace, conflict_id, kind, confidence, likely_current, entry_b from live
+),
+
+scoped_entries as not materialized (
+    select namespace, entry_id, text from core.entries where $all
+    union all
+    select namespace, entry_id, text from core.entries semi join stage_hashes using (entry_hash) where not $all
+),
+
+scoped_usage as not materialized (
+    select namespace, entry_id, recall_count from core.entry_usage where $all
+    union all
+    select namespace, entry_id, recall_count from core.entry_usage semi join stage_hashes using (entry_hash)
+    where not $all
 )
 
 select
@@ -24,10 +66,8 @@ select
     list(distinct o.kind order by o.kind) as kinds,
     max(o.confidence) as max_confidence,
     coalesce(max(u.recall_count), 0) as recall_count,
-    bool_and(o.likely_current = o.entry_id) as is_likely_current,
-    $as_of as as_of
+    bool_and(o.likely_current = o.entry_id) as is_likely_current
 from open_conflicts as o
-inner join core.entries as e using (namespace, entry_id)
-left join core.entry_usage as u using (namespace, entry_id)
+inner join scoped_entries as e using (namespace, entry_id)
+left join scoped_usage as u using (namespace, entry_id)
 group by o.namespace, o.entry_id, e.text
-order by recall_count desc, max_confidence desc, o.namespace, o.entry_id

@@ -20,7 +20,7 @@ from tests.unit.test_nearindex import FIRST, fleet  # noqa: F401 (the same demo 
 CFG = CurationConfig()
 KEPT = ["core.entry_usage", "core.entry_generality", "core.entry_importance", "core.entry_lifecycle",
         "core.principle_proposals", "core.entry_score_parts", "mart.recall_ranking", "core.entry_text_features",
-        "core.contradiction_candidates"]
+        "core.contradiction_candidates", "core.contested_entries"]
 
 
 def _derive(path, day: date) -> None:
@@ -66,6 +66,7 @@ def test_night_by_night_every_table_is_the_full_derivations(fleet, tmp_path):
         kept = _refreshes(chained)
         with store.connect(chained, read_only=True) as conn:
             total = conn.execute("select count(*) from core.entries").fetchone()[0]
+            assert conn.execute("select count(*) from core.contested_entries").fetchone()[0] > 0  # a worklist to keep
         if k in (1, 2, 4, 5, 6, 7):  # forwards, after a first night: what changed, not everything
             for table in KEPT:
                 derived_all, changed = kept[table]
