@@ -249,6 +249,54 @@ def _differ(columns: str) -> str:
 # The entries of changed rows of a table of pairs (entry_a, entry_b).
 PAIR_KEYS = ("select namespace, entry_a as entry_id from changed_rows "
              "union all select namespace, entry_b from changed_rows")
+# The stored rows of a table of pairs (its name in {table}) with either entry in the temp table stage_scope,
+# with their row ids.
+PAIRS_OF_SCOPE = """select rowid as stored_row, * from {table} where rowid in (
+                        select p.rowid from {table} as p
+                        semi join stage_scope as s on s.namespace = p.namespace and s.entry_id = p.entry_a
+                        union
+                        select p.rowid from {table} as p
+                        semi join stage_scope as s on s.namespace = p.namespace and s.entry_id = p.entry_b)"""
+
+
+def refresh_pairs(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, version: str,
+                  inputs: list[str], scope: str = "", own_transaction: bool = True) -> int:
+    """refresh_entries for a table of pairs of entries (namespace, entry_a, entry_b): the rows with either
+    entry in the scope (what the inputs changed, and ``scope``'s rows: a query that may read input_changes)
+    are derived again, and replace the scope's stored rows; the changes recorded are the entries of the
+    rows that went, came or changed (PAIR_KEYS). ``query`` derives every row when $all is true, otherwise
+    at least the rows with an entry in the temp table stage_scope (the others it gives are left out)."""
+    ensure_table(conn, table)
+    used = lambda statement, extra={}: params_used(statement, {**params, **extra})  # noqa: E731,B006
+    now, before = input_changes(conn, table.qualified, version, inputs, params["as_of"])
+    cols = ", ".join(c for c in table.column_names if c != "as_of")
+    conn.execute("create or replace temp table stage_scope (namespace varchar, entry_id varchar)")
+    try:
+        with transaction(conn) if own_transaction else nullcontext():
+            if before is None:
+                count = replace_table(conn, table, query, used(query, {"all": True}), own_transaction=False)
+                set_version(conn, table, version)
+                record(conn, table.qualified, version, params["as_of"], now, None)
+                return count
+            conn.execute("insert into stage_scope select * from input_changes")
+            if scope:
+                conn.execute(f"insert into stage_scope {scope}", used(scope, {"since": before.as_of}))
+            conn.execute("create or replace temp table stage_scope as select distinct * from stage_scope")
+            conn.execute(f"create or replace temp table stage_old as {PAIRS_OF_SCOPE.format(table=table.qualified)}")
+            conn.execute(f"create or replace temp table stage_pairs as select {table.select_list('q')} from ({query}) q",
+                         used(query, {"all": False}))
+            conn.execute(f"create or replace temp table stage_rows as select * exclude (stored_row) from "
+                         f"({PAIRS_OF_SCOPE.format(table='stage_pairs')})")
+            conn.execute(f"create or replace temp table changed_rows as (select {cols} from stage_rows except "
+                         f"select {cols} from stage_old) union all (select {cols} from stage_old except "
+                         f"select {cols} from stage_rows)")
+            conn.execute(f"delete from {table.qualified} where rowid in (select stored_row from stage_old)")
+            conn.execute(f"insert into {table.qualified} select * from stage_rows")
+            record(conn, table.qualified, version, params["as_of"], now, PAIR_KEYS)
+    finally:
+        for temp in ("stage_scope", "stage_old", "stage_pairs", "stage_rows", "changed_rows", "input_changes"):
+            conn.execute(f"drop table if exists {temp}")
+    return conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
 
 
 def replace_recording(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, keys: str,

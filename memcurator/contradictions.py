@@ -99,7 +99,6 @@ CONTRADICTIONS = register(Table(
         C("status", "VARCHAR", "resolved_by_link (a supersede settled it), open, or the curator's resolution.", False),
         C("likely_current", "VARCHAR", "The entry more likely to be current: later validity, then later write, higher trust, passing checks.", False),
         C("resolution_reason", "VARCHAR", "The curator's reason, when resolved by a curator."),
-        AS_OF,
     ),
     key=("namespace", "entry_a", "entry_b"),
 ))
@@ -224,9 +223,19 @@ def _pair_changed(conn: duckdb.DuckDBPyConnection, query: str, params: dict) -> 
                  f"from ({query}) q", {**params, "all": False})
 
 
+# The entries of the conflicts a curator decided on, derived again every night (few; a decision names its
+# conflict, not its entries, and takes effect on the first night after its time).
+DECIDED_SCOPE = """select k.namespace, unnest([k.entry_a, k.entry_b]) from core.contradictions as k
+                   semi join (select namespace, target_id as conflict_id from raw.curator_decisions
+                              where target_kind = 'conflict') using (namespace, conflict_id)"""
+
+
 def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
     """Declared conflicts (supersede links and their verdicts) plus pairs the judge detects among
-    entries about the same subject; curator resolutions applied; the likely-current side named."""
+    entries about the same subject; curator resolutions applied; the likely-current side named. Derived
+    again only for the pairs of the entries whose links, candidates, versions or usage changed, and of
+    the conflicts curators decided on (changes.refresh_pairs): derived whole, the 148k conflicts of the 1M
+    bench store with its corrections took about 1 s of every night."""
     # a pair is judged again only when one of its entries has another current version (or the writes are
     # parsed by other code: the same write may then give another text); only the pairs without a stored
     # verdict leave the store and read their texts
@@ -277,8 +286,12 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
                          f"anti join (select pair_hash, judge from ({judged})) using (pair_hash, judge))", {"j": judge})
             conn.execute(f"insert into core.judged_pairs select {JUDGED_PAIRS.select_list('q')} from "
                          "(select *, $judge as judge from new_verdicts where cacheable) q", {"judge": judge})
-            return changes.replace_recording(conn, CONTRADICTIONS, sql.load("contradictions"), {"as_of": as_of},
-                                             changes.PAIR_KEYS, own_transaction=False)
+            query = sql.load("contradictions")
+            version = code_version("contradictions", query, DECIDED_SCOPE, CONTRADICTIONS.ddl(), judge,
+                                   duckdb.__version__)
+            return changes.refresh_pairs(conn, CONTRADICTIONS, query, {"as_of": as_of}, version,
+                                         [SUPERSEDE_LINKS.qualified, CONTRADICTION_CANDIDATES.qualified, "core.entries",
+                                          "core.entry_usage"], scope=DECIDED_SCOPE, own_transaction=False)
     finally:
         conn.execute(f"drop view if exists {candidates}")
         for temp in ("detected_pairs", "unjudged"):

@@ -1,8 +1,31 @@
 -- Declared conflicts from supersede links, detected pairs from the judge, curator resolutions, and
 -- which side is likely current (later validity, then later write, higher trust, passing checks).
--- Inputs: core.supersede_links, detected_pairs (registered), core.entries, core.entry_usage,
+-- Inputs: core.supersede_links, detected_pairs (a temp table), core.entries, core.entry_usage,
 -- raw.curator_decisions.
-with declared as (
+-- With $all false, only the pairs with an entry in the temp table stage_scope (changes.refresh_pairs).
+with scoped_links as not materialized (
+    select * from core.supersede_links where $all
+    union all
+    select * from core.supersede_links where not $all and rowid in (
+        select l.rowid from core.supersede_links as l
+        semi join stage_scope as s on s.namespace = l.namespace and s.entry_id = l.entry_id
+        union
+        select l.rowid from core.supersede_links as l
+        semi join stage_scope as s on s.namespace = l.namespace and s.entry_id = l.successor_id)
+),
+
+scoped_detected as not materialized (
+    select * from detected_pairs where $all
+    union all
+    select * from detected_pairs where not $all and rowid in (
+        select d.rowid from detected_pairs as d
+        semi join stage_scope as s on s.namespace = d.namespace and s.entry_id = d.entry_a
+        union
+        select d.rowid from detected_pairs as d
+        semi join stage_scope as s on s.namespace = d.namespace and s.entry_id = d.entry_b)
+),
+
+declared as (
     select
         namespace,
         entry_id as entry_a,
@@ -16,14 +39,14 @@ with declared as (
         detail as evidence,
         1.0 as confidence,
         status = 'accepted' as settled
-    from core.supersede_links
+    from scoped_links
     where status <> 'dangling'
     qualify row_number() over (partition by namespace, entry_id, successor_id order by linked_at desc, event_id desc) = 1
 ),
 
 found as (
     select namespace, entry_a, entry_b, 'detected' as kind, detector, evidence, confidence, false as settled
-    from detected_pairs
+    from scoped_detected
 ),
 
 pairs as (
@@ -97,8 +120,6 @@ select
         when s.b_checks <> s.a_checks then case when s.b_checks > s.a_checks then s.entry_b else s.entry_a end
         else s.entry_b
     end as likely_current,
-    d.reason as resolution_reason,
-    $as_of as as_of
+    d.reason as resolution_reason
 from sides as s
 left join decision as d on d.namespace = s.namespace and d.conflict_id = s.conflict_id
-order by s.namespace, s.entry_a, s.entry_b

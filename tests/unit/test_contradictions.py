@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from memcurator import decisions, ingest
+from memcurator import changes, decisions, ingest
 from memcurator.config import CurationConfig
 from memcurator.night import derive_night
 from memcurator.recall import recall
@@ -89,6 +89,9 @@ def test_curator_resolutions(conn, home):
     derive(conn, home, [])
     assert dict(conn.execute("select entry_id, state from core.entry_lifecycle").fetchall()) == {
         "old": "superseded", "new": "active"}
+    # the conflicts were kept, not derived whole: the decision alone brought its conflict's entries in
+    assert conn.execute("select derived_all from work.refreshes where table_name = 'core.contradictions'").fetchone() == (
+        False,)
     decisions.record(home.decisions, "ns-a", "conflict", conflict, "dismiss", "both are true in different regions",
                      "kim", now=AS_OF - timedelta(hours=2))
     derive(conn, home, [])
@@ -160,6 +163,7 @@ def test_another_judge_version_judges_everything_again(conn, home, monkeypatch):
 
     derive(conn, home, TIMEOUTS)
     conn.execute("update core.judged_pairs set detector = null, evidence = null")  # a verdict of another judge
+    changes.forget_table(conn, "core.contradictions")  # (kept, the conflicts would stand: no input changed)
     derive_night(conn, AS_OF, CFG)
     assert conn.execute("select count(*) from core.contradictions").fetchone() == (0,)  # stored verdicts are used
     monkeypatch.setattr(contradictions, "judge_version", lambda cfg: "rules:next")

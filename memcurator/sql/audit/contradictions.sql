@@ -1,4 +1,5 @@
--- Audit part: every detected conflict and every curator resolution.
+-- Audit part: every detected conflict and every curator resolution, dated by the night (the night:
+-- core.audit_settings as s).
 select
     namespace,
     'conflict' as entity_kind,
@@ -9,8 +10,8 @@ select
     confidence as score,
     null::double as threshold,
     coalesce(resolution_reason, evidence) as reason,
-    as_of as decided_at,
+    s.as_of as decided_at,
     case when status = 'open' then 'memcurator review conflicts (replace, narrow, retire, dismiss)'
         else 'a later curator decision' end as reversible_by
-from core.contradictions
+from core.contradictions, core.audit_settings as s
 where kind in ('detected', 'trust_guarded', 'cycle') or status not in ('open', 'resolved_by_link')
