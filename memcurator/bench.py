@@ -847,9 +847,10 @@ REUSE = ("Reused from the previous night: core.memory_writes keeps the writes it
          "(core.entry_text_features), the contradiction candidates are paired again only around changed entries "
          "(core.contradiction_candidates) and the judge reads only pairs with an entry in a new version "
          "(core.judged_pairs), the clusters re-cluster only components whose edges changed (core.cluster_edges), "
-         "usage, generality, importance, lifecycle, scores, proposals and the recall ranking derive again only the "
-         "entries (clusters) their inputs or the date moved (memcurator/changes.py), and the kept tables carry no "
-         "per-row night; the contradictions, links, trust, contested entries and store health are derived in full; "
+         "usage, generality, importance, lifecycle, scores, proposals, the recall ranking and the curators' worklist "
+         "(core.contested_entries) derive again only the entries (clusters) their inputs or the date moved, the "
+         "contradictions only the pairs of those entries (memcurator/changes.py), and the kept tables carry no "
+         "per-row night; the links, trust and store health are derived in full; "
          "the audit log, the supersede suggestions and the recall view are views over the tables.")
 
 

@@ -22,7 +22,7 @@ import duckdb
 
 from memcurator.store import (EVERY_HASH, ensure_table, entry_hashes, entry_rows, params_used, replace_table,
                               set_version, table_exists, transaction)
-from memcurator.tables import ENTRY_HASH, NS, C, Table, register
+from memcurator.tables import ENTRY_HASH, NS, C, Table, register, stored_columns
 
 REFRESHES = register(Table(
     "work", "refreshes",
@@ -303,7 +303,11 @@ def replace_recording(conn: duckdb.DuckDBPyConnection, table: Table, query: str,
                       own_transaction: bool = True) -> int:
     """replace_table that records which entries' rows changed, for the stages that read the table:
     ``keys`` is a query over the temp table changed_rows (the rows added or gone, all columns but
-    as_of) giving (namespace, entry_id). The first refresh of a table records a full one."""
+    as_of) giving (namespace, entry_id). The first refresh of a table records a full one.
+
+    A table without as_of, stored as declared, gets the difference: the stored rows of the keys whose
+    rows changed go, the derived ones of those keys come (rewritten whole, the 76k supersede links of
+    the 1M bench store were written again every night, with nothing changed)."""
     ensure_table(conn, table)
     cols = ", ".join(c for c in table.column_names if c != "as_of")
     with transaction(conn) if own_transaction else nullcontext():
@@ -315,7 +319,17 @@ def replace_recording(conn: duckdb.DuckDBPyConnection, table: Table, query: str,
                          f"select {cols} from {table.qualified}) union all (select {cols} from {table.qualified} "
                          f"except select {cols} from stage_rows)")
             changed = f"select * from ({keys})"
-        count = replace_table(conn, table, "select * from stage_rows", own_transaction=False)
+        declared = [(c.name, c.type.upper()) for c in table.columns]
+        if changed is None or "as_of" in table.column_names or [
+                (name, kind.upper()) for name, kind in stored_columns(conn, table)] != declared:
+            count = replace_table(conn, table, "select * from stage_rows", own_transaction=False)
+        else:
+            key = ", ".join(table.key)
+            conn.execute(f"delete from {table.qualified} where rowid in (select rowid from {table.qualified} "
+                         f"semi join (select distinct {key} from changed_rows) using ({key}))")
+            conn.execute(f"insert into {table.qualified} select * from stage_rows "
+                         f"semi join (select distinct {key} from changed_rows) using ({key})")
+            count = conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
         record(conn, table.qualified, "", params["as_of"], {}, changed)
         for temp in ("stage_rows", "changed_rows"):
             conn.execute(f"drop table if exists {temp}")

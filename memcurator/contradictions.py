@@ -46,7 +46,6 @@ SUPERSEDE_LINKS = register(Table(
         C("successor_trust", "DOUBLE", "Trust of the replacing write."),
         C("status", "VARCHAR", "accepted, trust_guarded, cycle_rejected or dangling (an entry is unknown).", False),
         C("detail", "VARCHAR", "Why the link got its status.", False),
-        AS_OF,
     ),
     key=("namespace", "entry_id", "successor_id", "source"),
 ))
@@ -150,7 +149,7 @@ SUBJECTS = ("select namespace, entry_id, array_to_string(list_sort(tags), chr(31
 
 def candidate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> str:
     """The pairs about the same subject within a namespace (sql/contradiction_candidates.sql), with
-    whether a supersede link joins them (linked: declared, not judged), as the temp view
+    whether a supersede link joins them (linked: declared, not judged), as the temp table
     contradiction_candidates: the same subject key (the entry's sorted tag set, non-empty), or a
     verified near-duplicate. Made in DuckDB: the entries and pairs never leave the store, only the
     pairs without a stored verdict do (reading 1M entries and 425k pairs into polars to pair them took
@@ -182,7 +181,9 @@ def candidate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> str:
     finally:
         for temp in ("candidate_scope", "candidate_reads", "candidate_groups", "input_changes"):
             conn.execute(f"drop table if exists {temp}")
-    conn.execute(f"""create or replace temp view contradiction_candidates as
+    # a temp table, not a view: the stage reads it three times, and each read of a view joined every candidate
+    # with the links again (the 1M bench store: 377k candidates, 76k links)
+    conn.execute(f"""create or replace temp table contradiction_candidates as
                      with links as (
                          select namespace, entry_id as entry_a, successor_id as entry_b from core.supersede_links
                          union
@@ -293,7 +294,7 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
                                          [SUPERSEDE_LINKS.qualified, CONTRADICTION_CANDIDATES.qualified, "core.entries",
                                           "core.entry_usage"], scope=DECIDED_SCOPE, own_transaction=False)
     finally:
-        conn.execute(f"drop view if exists {candidates}")
+        conn.execute(f"drop table if exists {candidates}")
         for temp in ("detected_pairs", "unjudged"):
             conn.execute(f"drop table if exists {temp}")
 

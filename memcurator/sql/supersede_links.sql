@@ -25,9 +25,7 @@ select
             then 'writer trust ' || round(l.successor_trust, 3) || ' < ' || $ratio || ' x existing trust '
                  || round(l.entry_trust, 3) || ': recorded as a conflict instead'
         else 'accepted: ' || l.reason
-    end as detail,
-    $as_of as as_of
+    end as detail
 from link_candidates as l
 left join cycle_nodes as a on a.namespace = l.namespace and a.entry_id = l.entry_id
 left join cycle_nodes as b on b.namespace = l.namespace and b.entry_id = l.successor_id
-order by l.namespace, l.entry_id, l.linked_at, l.successor_id

@@ -81,6 +81,22 @@ def test_explicit_supersede_settles_the_pair(conn, home):
     assert conn.execute("select count(*) from core.contested_entries").fetchone()[0] == 0
 
 
+def test_a_night_writes_the_links_that_changed_not_the_table(conn, home):
+    linked = write("ledger timeout: 45 seconds", entry_id="new", cls="config", ts=at(10),
+                   data={"tags": ["ledger", "timeout"], "supersedes": "old", "reason": "raised"})
+    derive(conn, home, [TIMEOUTS[0], linked])
+    table = "select table_oid from duckdb_tables() where schema_name = 'core' and table_name = 'supersede_links'"
+    links = "select entry_id, successor_id, status from core.supersede_links order by all"
+    oid, before = conn.execute(table).fetchone(), conn.execute(links).fetchall()
+    derive(conn, home, [write("the queue drains hourly", entry_id="other", ts=at(2))])  # no link moves
+    assert conn.execute(table).fetchone() == oid and conn.execute(links).fetchall() == before == [
+        ("old", "new", "accepted")]
+    derive(conn, home, [write("ledger timeout: 60 seconds", entry_id="newer", cls="config", ts=at(1),
+                              data={"tags": ["ledger", "timeout"], "supersedes": "new", "reason": "raised again"})])
+    assert conn.execute(table).fetchone() == oid and conn.execute(links).fetchall() == [
+        ("new", "newer", "accepted"), ("old", "new", "accepted")]
+
+
 def test_curator_resolutions(conn, home):
     derive(conn, home, TIMEOUTS)
     conflict = conn.execute("select conflict_id from core.contradictions").fetchone()[0]
