@@ -316,8 +316,9 @@ def churn_writes(fleet: Fleet, count: int, namespaces: int, words: int, seed: in
 def land(fleet: Fleet, landing: Path, name: str, part_events: int = LAND_PART_EVENTS) -> list[Path]:
     """The fleet as events: its memory.write events in JSONL files of at most ``part_events`` lines each
     (``name``, or ``name`` numbered when there are several: ingest quarantines a file over
-    ``max_file_bytes`` whole, and a fleet's transcripts land as many files anyway), then its recalls and
-    its checks, in files of their own named after ``name``."""
+    ``max_file_bytes`` whole, and a fleet's transcripts land as many files anyway), then the writes that
+    name what they supersede, its recalls, and its checks by shape (passing, failing transient, failing
+    assertions with and without the correction named), in files of their own named after ``name``."""
     when = pl.col("ts").dt.strftime("%Y-%m-%dT%H:%M:%SZ").alias("ts")
     stem, suffix = name.rsplit(".", 1)
     # a field is given or left out, never null (ingest quarantines a null where a string goes): the writes
@@ -596,18 +597,6 @@ def _make_fleet(entries: int, namespaces: int, words: int, seed: int, landing: P
     return {"pairs": len(fleet.truth), "recalls": fleet.recalls.height, "checks": fleet.checks.height}
 
 
-def _score_fleet(store_path: Path, kept: Path, baseline_entries: int) -> dict:
-    """The near-duplicate pairs found against the truth, and the naive baseline on a sample of the fleet."""
-    fleet = unstash(kept)
-    with store.connect(store_path, read_only=True) as conn:
-        found = {tuple(r) for r in conn.execute("select namespace, least(entry_a, entry_b), greatest(entry_a, entry_b) "
-                                                "from core.near_duplicate_pairs").fetchall()}
-        held = conn.execute(CONFLICTS_HELD).fetchone()
-    return {"near_duplicates": pair_quality(found, fleet.truth), "baseline": naive_baseline(fleet, baseline_entries),
-            "conflicts": dict(zip(("explicit", "failed_check", "detected", "supersede_links", "superseded",
-                                   "contested"), held))}
-
-
 # What the full night left of the conflicts the fleet's corrections make: by kind, links, entries superseded
 # and contested (a run's record of the work the stages that follow conflicts had).
 CONFLICTS_HELD = """select
@@ -617,6 +606,19 @@ CONFLICTS_HELD = """select
     (select count(*) from core.supersede_links),
     (select count(*) from core.entry_lifecycle where state = 'superseded'),
     (select count(*) from core.contested_entries)"""
+
+
+def _score_fleet(store_path: Path, kept: Path, baseline_entries: int) -> dict:
+    """The near-duplicate pairs found against the truth, the naive baseline on a sample of the fleet, and the
+    conflicts the full night held."""
+    fleet = unstash(kept)
+    with store.connect(store_path, read_only=True) as conn:
+        found = {tuple(r) for r in conn.execute("select namespace, least(entry_a, entry_b), greatest(entry_a, entry_b) "
+                                                "from core.near_duplicate_pairs").fetchall()}
+        held = conn.execute(CONFLICTS_HELD).fetchone()
+    return {"near_duplicates": pair_quality(found, fleet.truth), "baseline": naive_baseline(fleet, baseline_entries),
+            "conflicts": dict(zip(("explicit", "failed_check", "detected", "supersede_links", "superseded",
+                                   "contested"), held))}
 
 
 def _land_churn(kept: Path, landing: Path, name: str, count: int, namespaces: int, words: int, seed: int,
