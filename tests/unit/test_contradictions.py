@@ -85,12 +85,15 @@ def test_a_night_writes_the_links_that_changed_not_the_table(conn, home):
     linked = write("ledger timeout: 45 seconds", entry_id="new", cls="config", ts=at(10),
                    data={"tags": ["ledger", "timeout"], "supersedes": "old", "reason": "raised"})
     derive(conn, home, [TIMEOUTS[0], linked])
+    oids = ("select table_name, table_oid from duckdb_tables() where schema_name = 'core' "
+            "and table_name in ('supersede_links', 'contradictions', 'contested_entries') order by 1")
     table = "select table_oid from duckdb_tables() where schema_name = 'core' and table_name = 'supersede_links'"
     links = "select entry_id, successor_id, status from core.supersede_links order by all"
-    oid, before = conn.execute(table).fetchone(), conn.execute(links).fetchall()
+    kept, oid, before = conn.execute(oids).fetchall(), conn.execute(table).fetchone(), conn.execute(links).fetchall()
     derive(conn, home, [write("the queue drains hourly", entry_id="other", ts=at(2))])  # no link moves
     assert conn.execute(table).fetchone() == oid and conn.execute(links).fetchall() == before == [
         ("old", "new", "accepted")]
+    assert conn.execute(oids).fetchall() == kept  # nor were the conflicts and the worklist written whole
     derive(conn, home, [write("ledger timeout: 60 seconds", entry_id="newer", cls="config", ts=at(1),
                               data={"tags": ["ledger", "timeout"], "supersedes": "new", "reason": "raised again"})])
     assert conn.execute(table).fetchone() == oid and conn.execute(links).fetchall() == [
