@@ -27,7 +27,7 @@ from memcurator import changes, sql
 from memcurator.config import CurationConfig, public_endpoint
 from memcurator.entries import memory_writes_version
 from memcurator.frames import namespace_passes
-from memcurator.store import (code_version, create_view, ensure_cache, ensure_table, registered, replace_table,
+from memcurator.store import (code_version, create_view, ensure_cache, registered, replace_table,
                               rows_by_key, transaction)
 from memcurator.tables import AS_OF, ENTRY, NS, C, Table, register
 
