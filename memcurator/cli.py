@@ -335,9 +335,11 @@ def review_conflicts(namespace: Optional[str] = typer.Option(None, "--namespace"
     """The worklist: contested entries, most recalled first, with their conflicts."""
     with store.connect(_published(_home(home)), read_only=True) as conn:
         rows = conn.execute(
-            """select c.namespace, c.entry_id, c.recall_count, c.kinds, c.conflict_ids, c.is_likely_current, c.text
-               from core.contested_entries c where (? is null or c.namespace = ?)
-               order by c.recall_count desc, c.max_confidence desc, c.entry_id limit ?""",
+            """select c.namespace, c.entry_id, c.recall_count, c.kinds, c.conflict_ids, c.is_likely_current, e.text
+               from (select * from core.contested_entries c where (? is null or c.namespace = ?)
+                     order by c.recall_count desc, c.max_confidence desc, c.entry_id limit ?) as c
+               inner join core.entries as e using (namespace, entry_id)
+               order by c.recall_count desc, c.max_confidence desc, c.entry_id""",
             [namespace, namespace, limit]).fetchall()
     for ns, entry, recalls, kinds, conflicts, current, text in rows:
         console.print(f"[bold]{ns}/{entry}[/] recalled {recalls}× · {', '.join(kinds)} · "

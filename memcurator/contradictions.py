@@ -106,8 +106,7 @@ CONTESTED_ENTRIES = register(Table(
     "core", "contested_entries",
     "One row per entry in at least one open conflict: the curator's worklist (read most recalled first).",
     (
-        NS, C("entry_id", "VARCHAR", "The contested entry.", False),
-        C("text", "VARCHAR", "Its text.", False),
+        NS, C("entry_id", "VARCHAR", "The contested entry (its text: core.entries, or analyst.contested_entries).", False),
         C("open_conflicts", "BIGINT", "Open conflicts it is in.", False),
         C("conflict_ids", "VARCHAR[]", "Those conflicts.", False),
         C("kinds", "VARCHAR[]", "Their kinds.", False),
@@ -364,13 +363,13 @@ CONTESTED_SCOPE = """select k.namespace, k.entry_b from core.contradictions as k
 
 def build_contested_entries(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig | None = None) -> int:
     """Every entry in an open conflict, with its conflicts. Derived again only for the entries whose
-    conflicts, state, text or usage changed, and the other sides of their conflicts (changes.refresh_entries):
+    conflicts, state or usage changed, and the other sides of their conflicts (changes.refresh_entries):
     derived whole, the worklist of a 1M-entry store with its corrections (106k entries with their texts)
-    was 1.2-1.4 s of every night, with nothing changed."""
+    was 1.2-1.4 s of every night, with nothing changed. It holds no text (sql/contested_entries.sql)."""
     query = sql.load("contested_entries")
     version = code_version("contested_entries", query, CONTESTED_SCOPE, CONTESTED_ENTRIES.ddl(), duckdb.__version__)
     return changes.refresh_entries(conn, CONTESTED_ENTRIES, query, {"as_of": as_of}, version,
-                                   [CONTRADICTIONS.qualified, "core.entry_lifecycle", "core.entries", "core.entry_usage"],
+                                   [CONTRADICTIONS.qualified, "core.entry_lifecycle", "core.entry_usage"],
                                    scope=CONTESTED_SCOPE)
 
 

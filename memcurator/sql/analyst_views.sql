@@ -41,7 +41,7 @@ join core.entries as a on a.namespace = k.namespace and a.entry_id = k.entry_a
 join core.entries as b on b.namespace = k.namespace and b.entry_id = k.entry_b;
 
 create or replace view analyst.contested_entries as
-select * from core.contested_entries;
+select c.*, e.text from core.contested_entries as c inner join core.entries as e using (namespace, entry_id);
 
 create or replace view analyst.near_duplicate_clusters as
 select c.*, e.text from core.near_duplicate_clusters as c join core.entries as e using (namespace, entry_id);

@@ -2,8 +2,10 @@
 -- recallable: a superseded, expired or archived side settles it); `memcurator review conflicts`
 -- reads it most recalled first.
 -- With $all false, only the entries in the temp table stage_scope (changes.refresh_entries: those whose
--- conflicts, state, text or usage changed, and the other sides of their conflicts): their conflicts
--- are read, the states of both sides of those, and their own texts and usage by the scope's hashes.
+-- conflicts, state or usage changed, and the other sides of their conflicts): their conflicts are read,
+-- the states of both sides of those, and their own usage by the scope's hashes. No text: the readers
+-- join it from core.entries (read for the worklist's entries, the texts spread through core.entries
+-- read that table's text column whole, in a night whose stages before had not).
 with scoped_conflicts as not materialized (
     select * from core.contradictions where $all
     union all
@@ -44,12 +46,6 @@ open_conflicts as (
     select namespace, conflict_id, kind, confidence, likely_current, entry_b from live
 ),
 
-scoped_entries as not materialized (
-    select namespace, entry_id, text from core.entries where $all
-    union all
-    select namespace, entry_id, text from core.entries semi join stage_hashes using (entry_hash) where not $all
-),
-
 scoped_usage as not materialized (
     select namespace, entry_id, recall_count from core.entry_usage where $all
     union all
@@ -60,7 +56,6 @@ scoped_usage as not materialized (
 select
     o.namespace,
     o.entry_id,
-    e.text,
     count(*) as open_conflicts,
     list(o.conflict_id order by o.conflict_id) as conflict_ids,
     list(distinct o.kind order by o.kind) as kinds,
@@ -68,6 +63,5 @@ select
     coalesce(max(u.recall_count), 0) as recall_count,
     bool_and(o.likely_current = o.entry_id) as is_likely_current
 from open_conflicts as o
-inner join scoped_entries as e using (namespace, entry_id)
 left join scoped_usage as u using (namespace, entry_id)
-group by o.namespace, o.entry_id, e.text
+group by o.namespace, o.entry_id

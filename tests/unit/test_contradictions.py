@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from memcurator import changes, decisions, ingest
+from memcurator import changes, decisions, ingest, sql, store
 from memcurator.config import CurationConfig
 from memcurator.night import derive_night
 from memcurator.recall import recall
@@ -42,6 +42,11 @@ def test_undeclared_disagreement_overwrites_nothing_and_both_carry_the_conflict(
     assert all(any(b.startswith("CONFLICT (value)") for b in banners[e]) for e in ("old", "new"))
     worklist = dict(conn.execute("select entry_id, is_likely_current from core.contested_entries").fetchall())
     assert worklist == {"old": False, "new": True}
+    # the worklist holds no copy of the texts: analysts read them through its view
+    assert "text" not in {r[0] for r in conn.execute("describe core.contested_entries").fetchall()}
+    store.create_analyst_views(conn, sql.load("analyst_views").split(";"))
+    assert dict(conn.execute("select entry_id, text from analyst.contested_entries").fetchall()) == {
+        "old": "the ledger timeout is 30 seconds", "new": "ledger timeout: 45 seconds"}
 
 
 def test_later_validity_beats_later_write(conn, home):
