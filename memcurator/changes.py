@@ -21,8 +21,8 @@ from datetime import datetime
 import duckdb
 
 from memcurator.store import (EVERY_HASH, ensure_table, entry_hashes, entry_rows, params_used, replace_table,
-                              set_version, table_exists, transaction)
-from memcurator.tables import ENTRY_HASH, NS, C, Table, register, stored_columns
+                              set_version, stored_as_declared, table_exists, transaction)
+from memcurator.tables import ENTRY_HASH, NS, C, Table, register
 
 REFRESHES = register(Table(
     "work", "refreshes",
@@ -263,9 +263,9 @@ def refresh_pairs(conn: duckdb.DuckDBPyConnection, table: Table, query: str, par
                   inputs: list[str], scope: str = "", own_transaction: bool = True) -> int:
     """refresh_entries for a table of pairs of entries (namespace, entry_a, entry_b): the rows with either
     entry in the scope (what the inputs changed, and ``scope``'s rows: a query that may read input_changes)
-    are derived again, and replace the scope's stored rows; the changes recorded are the entries of the
-    rows that went, came or changed (PAIR_KEYS). ``query`` derives every row when $all is true, otherwise
-    at least the rows with an entry in the temp table stage_scope (the others it gives are left out)."""
+    are derived again; of the keys whose rows changed, the stored rows go and the derived ones come; the
+    changes recorded are the entries of those rows (PAIR_KEYS). ``query`` derives every row when $all is
+    true, otherwise at least the rows with an entry in the temp table stage_scope (the others are left out)."""
     ensure_table(conn, table)
     used = lambda statement, extra={}: params_used(statement, {**params, **extra})  # noqa: E731,B006
     now, before = input_changes(conn, table.qualified, version, inputs, params["as_of"])
@@ -283,20 +283,30 @@ def refresh_pairs(conn: duckdb.DuckDBPyConnection, table: Table, query: str, par
                 conn.execute(f"insert into stage_scope {scope}", used(scope, {"since": before.as_of}))
             conn.execute("create or replace temp table stage_scope as select distinct * from stage_scope")
             conn.execute(f"create or replace temp table stage_old as {PAIRS_OF_SCOPE.format(table=table.qualified)}")
-            conn.execute(f"create or replace temp table stage_pairs as select {table.select_list('q')} from ({query}) q",
-                         used(query, {"all": False}))
+            conn.execute(f"create or replace temp table stage_pairs as select {table.select_list('q')} "
+                         f"from ({query}) q", used(query, {"all": False}))
             conn.execute(f"create or replace temp table stage_rows as select * exclude (stored_row) from "
                          f"({PAIRS_OF_SCOPE.format(table='stage_pairs')})")
             conn.execute(f"create or replace temp table changed_rows as (select {cols} from stage_rows except "
                          f"select {cols} from stage_old) union all (select {cols} from stage_old except "
                          f"select {cols} from stage_rows)")
-            conn.execute(f"delete from {table.qualified} where rowid in (select stored_row from stage_old)")
-            conn.execute(f"insert into {table.qualified} select * from stage_rows")
+            _write_changed_keys(conn, table, "select * from stage_old")
             record(conn, table.qualified, version, params["as_of"], now, PAIR_KEYS)
     finally:
         for temp in ("stage_scope", "stage_old", "stage_pairs", "stage_rows", "changed_rows", "input_changes"):
             conn.execute(f"drop table if exists {temp}")
     return conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
+
+
+def _write_changed_keys(conn: duckdb.DuckDBPyConnection, table: Table, stored: str) -> None:
+    """The rows of the keys in the temp table changed_rows: the stored ones (found in ``stored``, a query of the
+    table's rows with their row ids as stored_row) go, those of the temp table stage_rows come;
+    the rows of other keys stay where they are."""
+    key = ", ".join(table.key)
+    changed = f"(select distinct {key} from changed_rows)"
+    conn.execute(f"delete from {table.qualified} where rowid in (select stored_row from ({stored}) "
+                 f"semi join {changed} using ({key}))")
+    conn.execute(f"insert into {table.qualified} select * from stage_rows semi join {changed} using ({key})")
 
 
 def replace_recording(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, keys: str,
@@ -319,16 +329,10 @@ def replace_recording(conn: duckdb.DuckDBPyConnection, table: Table, query: str,
                          f"select {cols} from {table.qualified}) union all (select {cols} from {table.qualified} "
                          f"except select {cols} from stage_rows)")
             changed = f"select * from ({keys})"
-        declared = [(c.name, c.type.upper()) for c in table.columns]
-        if changed is None or "as_of" in table.column_names or [
-                (name, kind.upper()) for name, kind in stored_columns(conn, table)] != declared:
+        if changed is None or "as_of" in table.column_names or not stored_as_declared(conn, table):
             count = replace_table(conn, table, "select * from stage_rows", own_transaction=False)
         else:
-            key = ", ".join(table.key)
-            conn.execute(f"delete from {table.qualified} where rowid in (select rowid from {table.qualified} "
-                         f"semi join (select distinct {key} from changed_rows) using ({key}))")
-            conn.execute(f"insert into {table.qualified} select * from stage_rows "
-                         f"semi join (select distinct {key} from changed_rows) using ({key})")
+            _write_changed_keys(conn, table, f"select rowid as stored_row, * from {table.qualified}")
             count = conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
         record(conn, table.qualified, "", params["as_of"], {}, changed)
         for temp in ("stage_rows", "changed_rows"):

@@ -260,11 +260,16 @@ def ensure_table(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
     conn.execute(table.ddl())
 
 
+def stored_as_declared(conn: duckdb.DuckDBPyConnection, table: Table) -> bool | None:
+    """Whether the stored ``table`` has the declared columns and types, in order (None: not stored)."""
+    stored = [(name, kind.upper()) for name, kind in stored_columns(conn, table)]
+    return (stored == [(c.name, c.type.upper()) for c in table.columns]) if stored else None
+
+
 def ensure_cache(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
     """ensure_table for a table that only keeps work for the next night: one stored with other columns
     (by the code of before) is dropped, so its work is done again."""
-    stored = [(name, kind.upper()) for name, kind in stored_columns(conn, table)]
-    if stored and stored != [(c.name, c.type.upper()) for c in table.columns]:
+    if stored_as_declared(conn, table) is False:
         conn.execute(f"drop table {table.qualified}")
     ensure_table(conn, table)
 
