@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
@@ -246,26 +247,37 @@ def _differ(columns: str) -> str:
     return f"row({', '.join('n.' + c for c in names)}) is distinct from row({', '.join('o.' + c for c in names)})"
 
 
-# The entries of changed rows of a table of pairs (entry_a, entry_b).
-PAIR_KEYS = ("select namespace, entry_a as entry_id from changed_rows "
-             "union all select namespace, entry_b from changed_rows")
-# The stored rows of a table of pairs (its name in {table}) with either entry in the temp table stage_scope,
-# with their row ids.
-PAIRS_OF_SCOPE = """select rowid as stored_row, * from {table} where rowid in (
-                        select p.rowid from {table} as p
-                        semi join stage_scope as s on s.namespace = p.namespace and s.entry_id = p.entry_a
-                        union
-                        select p.rowid from {table} as p
-                        semi join stage_scope as s on s.namespace = p.namespace and s.entry_id = p.entry_b)"""
+PAIR = ("entry_a", "entry_b")
+
+
+def pair_keys(pair: tuple[str, str] = PAIR) -> str:
+    """The entries of changed rows of a table of pairs (its entry columns: ``pair``)."""
+    return (f"select namespace, {pair[0]} as entry_id from changed_rows "
+            f"union all select namespace, {pair[1]} from changed_rows")
+
+
+PAIR_KEYS = pair_keys()
+
+
+def pairs_of_scope(table: str, pair: tuple[str, str] = PAIR) -> str:
+    """The rows of a table of pairs with either entry in the temp table stage_scope, with their row ids."""
+    return f"""select rowid as stored_row, * from {table} where rowid in (
+                   select p.rowid from {table} as p
+                   semi join stage_scope as s on s.namespace = p.namespace and s.entry_id = p.{pair[0]}
+                   union
+                   select p.rowid from {table} as p
+                   semi join stage_scope as s on s.namespace = p.namespace and s.entry_id = p.{pair[1]})"""
 
 
 def refresh_pairs(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, version: str,
-                  inputs: list[str], scope: str = "", own_transaction: bool = True) -> int:
-    """refresh_entries for a table of pairs of entries (namespace, entry_a, entry_b): the rows with either
-    entry in the scope (what the inputs changed, and ``scope``'s rows: a query that may read input_changes)
-    are derived again; of the keys whose rows changed, the stored rows go and the derived ones come; the
-    changes recorded are the entries of those rows (PAIR_KEYS). ``query`` derives every row when $all is
-    true, otherwise at least the rows with an entry in the temp table stage_scope (the others are left out)."""
+                  inputs: list[str], scope: str = "", own_transaction: bool = True, pair: tuple[str, str] = PAIR,
+                  prepare: Callable[[bool], None] | None = None) -> int:
+    """refresh_entries for a table of pairs of entries (namespace and the two entry columns ``pair``): the rows
+    with either entry in the scope (what the inputs changed, and ``scope``'s rows: a query that may read
+    input_changes) are derived again; of the keys whose rows changed, the stored rows go and the derived ones
+    come; the changes recorded are the entries of those rows (pair_keys). ``query`` derives every row when
+    $all is true, otherwise at least the rows with an entry in the temp table stage_scope (the others are left
+    out). ``prepare(all)`` runs before it: what the query reads, and entries it adds to stage_scope."""
     ensure_table(conn, table)
     used = lambda statement, extra={}: params_used(statement, {**params, **extra})  # noqa: E731,B006
     now, before = input_changes(conn, table.qualified, version, inputs, params["as_of"])
@@ -274,6 +286,8 @@ def refresh_pairs(conn: duckdb.DuckDBPyConnection, table: Table, query: str, par
     try:
         with transaction(conn) if own_transaction else nullcontext():
             if before is None:
+                if prepare:
+                    prepare(True)
                 count = replace_table(conn, table, query, used(query, {"all": True}), own_transaction=False)
                 set_version(conn, table, version)
                 record(conn, table.qualified, version, params["as_of"], now, None)
@@ -282,16 +296,18 @@ def refresh_pairs(conn: duckdb.DuckDBPyConnection, table: Table, query: str, par
             if scope:
                 conn.execute(f"insert into stage_scope {scope}", used(scope, {"since": before.as_of}))
             conn.execute("create or replace temp table stage_scope as select distinct * from stage_scope")
-            conn.execute(f"create or replace temp table stage_old as {PAIRS_OF_SCOPE.format(table=table.qualified)}")
+            if prepare:
+                prepare(False)
+            conn.execute(f"create or replace temp table stage_old as {pairs_of_scope(table.qualified, pair)}")
             conn.execute(f"create or replace temp table stage_pairs as select {table.select_list('q')} "
                          f"from ({query}) q", used(query, {"all": False}))
             conn.execute(f"create or replace temp table stage_rows as select * exclude (stored_row) from "
-                         f"({PAIRS_OF_SCOPE.format(table='stage_pairs')})")
+                         f"({pairs_of_scope('stage_pairs', pair)})")
             conn.execute(f"create or replace temp table changed_rows as (select {cols} from stage_rows except "
                          f"select {cols} from stage_old) union all (select {cols} from stage_old except "
                          f"select {cols} from stage_rows)")
             _write_changed_keys(conn, table, "select * from stage_old")
-            record(conn, table.qualified, version, params["as_of"], now, PAIR_KEYS)
+            record(conn, table.qualified, version, params["as_of"], now, pair_keys(pair))
     finally:
         for temp in ("stage_scope", "stage_old", "stage_pairs", "stage_rows", "changed_rows", "input_changes"):
             conn.execute(f"drop table if exists {temp}")

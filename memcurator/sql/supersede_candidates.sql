@@ -1,6 +1,21 @@
 -- Every proposed supersede link in core.memory_writes and core.checks (both already cut at as_of): explicit ones from writes (with their reason) and
--- ones written by a failing assertion check that names the correcting entry.
-with explicit as (
+-- ones written by a failing assertion check that names the correcting entry. With $all false, at least every link with
+-- an entry in the temp table link_scope (changes.refresh_pairs leaves out the others).
+with supersede_writes as (
+    select w.namespace, w.entry_id, w.supersedes, w.supersede_reason, w.ts, w.event_id, w.trust
+    from core.memory_writes as w
+    where w.supersedes is not null
+),
+
+successors as (
+    -- the entries whose links are read: each one's latest link stands, so an entry is read whole or not at all
+    select namespace, entry_id from link_scope
+    union
+    select w.namespace, w.entry_id from supersede_writes as w
+    semi join link_scope as s on s.namespace = w.namespace and s.entry_id = w.supersedes
+),
+
+explicit as (
     select
         w.namespace,
         w.supersedes as entry_id,
@@ -10,10 +25,15 @@ with explicit as (
         w.ts as linked_at,
         w.event_id,
         w.trust as successor_trust
-    from core.memory_writes as w
-    where w.supersedes is not null
+    from (select * from supersede_writes where $all
+          union all
+          select * from supersede_writes semi join successors using (namespace, entry_id) where not $all) as w
     -- only the current version of the successor speaks for it
     qualify row_number() over (partition by w.namespace, w.entry_id order by w.ts desc, w.event_id desc) = 1
+),
+
+correcting_checks as (
+    select * from core.checks where status = 'fail' and error_class = 'assertion' and corrected_by is not null
 ),
 
 by_check as (
@@ -26,8 +46,12 @@ by_check as (
         c.ts as linked_at,
         c.event_id,
         null::double as successor_trust
-    from core.checks as c
-    where c.status = 'fail' and c.error_class = 'assertion' and c.corrected_by is not null
+    from (select * from correcting_checks where $all
+          union all
+          (select c.* from correcting_checks as c semi join link_scope using (namespace, entry_id) where not $all
+           union
+           select c.* from correcting_checks as c
+           semi join link_scope as s on s.namespace = c.namespace and s.entry_id = c.corrected_by where not $all)) as c
 ),
 
 confirmed as (

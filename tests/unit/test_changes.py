@@ -20,7 +20,7 @@ from tests.unit.test_nearindex import FIRST, fleet  # noqa: F401 (the same demo 
 CFG = CurationConfig()
 KEPT = ["core.entry_usage", "core.entry_generality", "core.entry_importance", "core.entry_lifecycle",
         "core.principle_proposals", "core.entry_score_parts", "mart.recall_ranking", "core.entry_text_features",
-        "core.contradiction_candidates", "core.contested_entries", "core.contradictions"]
+        "core.contradiction_candidates", "core.contested_entries", "core.contradictions", "core.supersede_links"]
 
 
 def _derive(path, day: date) -> None:

@@ -105,6 +105,35 @@ def test_a_night_writes_the_links_that_changed_not_the_table(conn, home):
         ("new", "newer", "accepted"), ("old", "new", "accepted")]
 
 
+def test_a_link_that_closes_a_cycle_rejects_the_links_it_does_not_touch(conn, home):
+    """The links are kept by entry: a night derives those of the entries it changed, and of every entry linked
+    to them, since a link made or gone closes or opens a cycle through links it does not touch (b->c here:
+    the new link d->a changes a and d)."""
+    links = "select entry_id || '->' || successor_id, status from core.supersede_links"
+    kept = "select derived_all from work.refreshes where table_name = 'core.supersede_links'"
+    derive(conn, home, [write("a says x", entry_id="a", ts=at(10)),
+                        write("b says y", entry_id="b", ts=at(9), data={"supersedes": "a", "reason": "r"}),
+                        write("c says z", entry_id="c", ts=at(8), data={"supersedes": "b", "reason": "r"}),
+                        write("d says w", entry_id="d", ts=at(7), data={"supersedes": "c", "reason": "r"})])
+    assert dict(conn.execute(links).fetchall()) == {"a->b": "accepted", "b->c": "accepted", "c->d": "accepted"}
+    derive(conn, home, [write("a says x again", entry_id="a", ts=at(2), data={"supersedes": "d", "reason": "r"})])
+    assert conn.execute("select namespace, entry_id from work.changes where table_name = 'core.entries' "
+                        "order by 2").fetchall() == [("ns-a", "a"), ("ns-a", "d")]
+    assert dict(conn.execute(links).fetchall()) == {"a->b": "cycle_rejected", "b->c": "cycle_rejected",
+                                                    "c->d": "cycle_rejected", "d->a": "cycle_rejected"}
+    assert conn.execute(kept).fetchone() == (False,)
+    assert {r[0] for r in conn.execute("select state from core.entry_lifecycle").fetchall()} == {"active"}
+    derive(conn, home, [write("a says x at last", entry_id="a", ts=at(1), data={"supersedes": "e", "reason": "r"})])
+    assert dict(conn.execute(links).fetchall()) == {"a->b": "accepted", "b->c": "accepted", "c->d": "accepted",
+                                                    "e->a": "dangling"}
+    assert conn.execute(kept).fetchone() == (False,)
+    kept_rows = sorted(conn.execute("select * from core.supersede_links").fetchall())
+    changes.forget_table(conn, "core.supersede_links")
+    derive(conn, home, [])
+    assert conn.execute(kept).fetchone() == (True,)
+    assert sorted(conn.execute("select * from core.supersede_links").fetchall()) == kept_rows
+
+
 def test_curator_resolutions(conn, home):
     derive(conn, home, TIMEOUTS)
     conflict = conn.execute("select conflict_id from core.contradictions").fetchone()[0]
