@@ -298,6 +298,9 @@ def refresh_pairs(conn: duckdb.DuckDBPyConnection, table: Table, query: str, par
             conn.execute("create or replace temp table stage_scope as select distinct * from stage_scope")
             if prepare:
                 prepare(False)
+            if not conn.execute("select count(*) from stage_scope").fetchone()[0]:  # nothing to derive again
+                record(conn, table.qualified, version, params["as_of"], now, "select * from stage_scope")
+                return conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
             conn.execute(f"create or replace temp table stage_old as {pairs_of_scope(table.qualified, pair)}")
             conn.execute(f"create or replace temp table stage_pairs as select {table.select_list('q')} "
                          f"from ({query}) q", used(query, {"all": False}))

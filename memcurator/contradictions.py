@@ -27,7 +27,7 @@ from memcurator import changes, sql
 from memcurator.config import CurationConfig, public_endpoint
 from memcurator.entries import memory_writes_version
 from memcurator.frames import namespace_passes
-from memcurator.store import (code_version, create_view, ensure_cache, registered, replace_table,
+from memcurator.store import (code_version, create_view, ensure_cache, params_used, registered, replace_table,
                               rows_by_key, transaction)
 from memcurator.tables import AS_OF, ENTRY, NS, C, Table, register
 
@@ -98,6 +98,8 @@ def build_supersede_links(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg:
     params = {"as_of": as_of, "ratio": cfg.trust_guard_ratio}
 
     def prepare(everything: bool) -> None:
+        if not everything and not conn.execute("select count(*) from stage_scope").fetchone()[0]:
+            return  # no link to derive again
         conn.execute("create or replace temp table link_scope as select * from stage_scope" if not everything else
                      "create or replace temp table link_scope (namespace varchar, entry_id varchar)")
         conn.execute(f"create or replace temp table scoped_links as {candidates}", {"as_of": as_of, "all": everything})
@@ -190,13 +192,12 @@ SUBJECTS = ("select namespace, entry_id, array_to_string(list_sort(tags), chr(31
             "where len(tags) > 0")
 
 
-def candidate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> str:
-    """The pairs about the same subject within a namespace (sql/contradiction_candidates.sql), with
-    whether a supersede link joins them (linked: declared, not judged), as the temp table
-    contradiction_candidates: the same subject key (the entry's sorted tag set, non-empty), or a
+def keep_candidate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> None:
+    """The pairs about the same subject within a namespace (sql/contradiction_candidates.sql), in
+    core.contradiction_candidates: the same subject key (the entry's sorted tag set, non-empty), or a
     verified near-duplicate. Made in DuckDB: the entries and pairs never leave the store, only the
     pairs without a stored verdict do (reading 1M entries and 425k pairs into polars to pair them took
-    1.2 s of a churn night at 1M). Returns the view's name.
+    1.2 s of a churn night at 1M).
 
     The pairs are kept in core.contradiction_candidates: a night derives again only those with an entry
     that core.entries or core.near_duplicate_pairs changed, or in a subject group such an entry leaves
@@ -212,6 +213,8 @@ def candidate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> str:
     now, before = changes.input_changes(conn, table, version, ["core.entries", "core.near_duplicate_pairs"], as_of)
     for temp in ("candidate_scope", "candidate_reads"):  # read by the query either way
         conn.execute(f"create or replace temp table {temp} (namespace varchar, entry_id varchar)")
+    # the rows a kept night derives again, as they were (their verdicts may have gone stale)
+    conn.execute("create or replace temp table candidates_gone (stored_row bigint, pair_hash ubigint)")
     try:
         with transaction(conn):
             if before is None:
@@ -224,18 +227,6 @@ def candidate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> str:
     finally:
         for temp in ("candidate_scope", "candidate_reads", "candidate_groups", "input_changes"):
             conn.execute(f"drop table if exists {temp}")
-    # a temp table, not a view: the stage reads it three times, and each read of a view joined every candidate
-    # with the links again (the 1M bench store: 377k candidates, 76k links)
-    conn.execute(f"""create or replace temp table contradiction_candidates as
-                     with links as (
-                         select namespace, entry_id as entry_a, successor_id as entry_b from core.supersede_links
-                         union
-                         select namespace, successor_id, entry_id from core.supersede_links
-                     )
-                     select c.*, exists (select 1 from links as l where l.namespace = c.namespace
-                                         and l.entry_a = c.entry_a and l.entry_b = c.entry_b) as linked
-                     from {table} as c""")
-    return "contradiction_candidates"
 
 
 def _pair_changed(conn: duckdb.DuckDBPyConnection, query: str, params: dict) -> None:
@@ -257,12 +248,13 @@ def _pair_changed(conn: duckdb.DuckDBPyConnection, query: str, params: dict) -> 
                     union
                     select p.namespace, p.entry_a from core.near_duplicate_pairs as p
                     semi join candidate_scope as s on s.namespace = p.namespace and s.entry_id = p.entry_b""")
-    conn.execute("""delete from core.contradiction_candidates where rowid in (
-                        select c.rowid from core.contradiction_candidates as c
-                        semi join candidate_scope as s on s.namespace = c.namespace and s.entry_id = c.entry_a
-                        union
-                        select c.rowid from core.contradiction_candidates as c
-                        semi join candidate_scope as s on s.namespace = c.namespace and s.entry_id = c.entry_b)""")
+    conn.execute("""insert into candidates_gone
+                    select c.rowid, c.pair_hash from core.contradiction_candidates as c
+                    semi join candidate_scope as s on s.namespace = c.namespace and s.entry_id = c.entry_a
+                    union
+                    select c.rowid, c.pair_hash from core.contradiction_candidates as c
+                    semi join candidate_scope as s on s.namespace = c.namespace and s.entry_id = c.entry_b""")
+    conn.execute("delete from core.contradiction_candidates where rowid in (select stored_row from candidates_gone)")
     conn.execute(f"insert into core.contradiction_candidates select {CONTRADICTION_CANDIDATES.select_list('q')} "
                  f"from ({query}) q", {**params, "all": False})
 
@@ -274,71 +266,101 @@ DECIDED_SCOPE = """select k.namespace, unnest([k.entry_a, k.entry_b]) from core.
                               where target_kind = 'conflict') using (namespace, conflict_id)"""
 
 
+def unlinked(pairs: str) -> str:
+    """The rows of the query ``pairs`` (namespace, entry_a, entry_b, ...) that no supersede link joins either
+    way: a linked pair is declared, not judged."""
+    return f"""select * from ({pairs}) anti join (
+                   select namespace, entry_id as entry_a, successor_id as entry_b from core.supersede_links
+                   union all
+                   select namespace, successor_id, entry_id from core.supersede_links)
+               using (namespace, entry_a, entry_b)"""
+
+
+# The stored verdicts the judge's candidates read (tonight's unlinked ones of the scope: the temp table
+# scope_candidates): this judge's, for their current versions. Matched by pair_hash alone: it hashes the ids of
+# both entries' current writes, and a write belongs to one entry of one namespace, so it names the pair (64 bits:
+# matched with the namespace and both entry ids as well, each of the two joins took 0.11-0.14 s of a churn night
+# at 1M, by the hash 0.06 s).
+STORED_DETECTED = """select j.namespace, j.entry_a, j.entry_b, j.detector, j.evidence, j.confidence
+                     from (select * from core.judged_pairs where judge = $j and detector is not null) as j
+                     semi join scope_candidates using (pair_hash)"""
+# The stored verdicts no candidate reads any more. All of them: those of another judge, or matching no candidate
+# (an anti join by row id: a correlated "not exists" with "or" took 0.31-0.36 s on 377k verdicts, this 0.12 s).
+STALE_VERDICTS = """select j.rowid from core.judged_pairs as j
+                    anti join (select pair_hash, $j as judge from scope_candidates) using (pair_hash, judge)"""
+# In a kept night, those of the candidates derived again (temp table candidates_gone, as they were) or of the
+# scope's linked ones (temp table scope_pairs: all the scope's candidates) that are not candidates read now: a
+# verdict goes stale only with its candidate row, or when a link joins its pair (then both entries are in scope).
+STALE_KEPT_VERDICTS = """select j.rowid from core.judged_pairs as j semi join (
+                             select pair_hash from candidates_gone union select pair_hash from scope_pairs
+                             except select pair_hash from scope_candidates) using (pair_hash)"""
+
+
 def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: CurationConfig) -> int:
     """Declared conflicts (supersede links and their verdicts) plus pairs the judge detects among
     entries about the same subject; curator resolutions applied; the likely-current side named. Derived
-    again only for the pairs of the entries whose links, candidates, versions or usage changed, and of
-    the conflicts curators decided on (changes.refresh_pairs): derived whole, the 148k conflicts of the 1M
-    bench store with its corrections took about 1 s of every night."""
+    again only for the pairs of the entries whose links, candidates, versions or usage changed, of the
+    pairs the judge read tonight, and of the conflicts curators decided on (changes.refresh_pairs):
+    derived whole, the 148k conflicts of the 1M bench store with its corrections took about 1 s of every
+    night. The verdict cache core.judged_pairs is kept within that scope too: a verdict goes stale only
+    when its pair's candidate row changes or a link joins it (or the judge changes: the night derives all)."""
     # a pair is judged again only when one of its entries has another current version (or the writes are
     # parsed by other code: the same write may then give another text); only the pairs without a stored
     # verdict leave the store and read their texts
     judge = judge_version(cfg)
     ensure_cache(conn, JUDGED_PAIRS)
-    candidates = candidate_pairs(conn, as_of)
-    # the candidates the judge reads (but linked pairs), and a stored verdict reads as one of them when it is
-    # this judge's and for their current versions (each candidate joined with its verdict, the 377k of a
-    # 1M-entry store, took 0.16-0.22 s of a 1 %-churn night: a verdict's only use is to be found or not).
-    # They are matched by pair_hash alone: it hashes the ids of both entries' current writes, and a write
-    # belongs to one entry of one namespace, so it names the pair (64 bits: matched with the namespace and
-    # both entry ids as well, each of the two joins took 0.11-0.14 s of that night, by the hash 0.06 s)
-    judged = (f"select namespace, entry_a, entry_b, pair_hash, $j as judge from {candidates} where not linked")
+    keep_candidate_pairs(conn, as_of)
+    # the candidates without this judge's verdict for their current versions: new or changed pairs, and those
+    # whose verdict was not kept (a chat judge's fallback: asked again). Found before the links are read, each
+    # candidate joined with its verdict first (the 377k of a 1M-entry store joined with the links were 0.06-0.09 s
+    # of every night)
+    conn.execute(f"create or replace temp table unjudged as " + unlinked(
+        "select c.namespace, c.entry_a, c.entry_b, c.same_subject, c.pair_hash from core.contradiction_candidates "
+        "as c anti join core.judged_pairs as j on j.judge = $j and j.pair_hash = c.pair_hash"), {"j": judge})
+    # with both texts, joined in DuckDB (reading the pairs' entries into polars to join them there took
+    # 1.7 s at 1M entries in a full night, this 1.0 s). The pairs are found first and the texts read for
+    # their entries alone (store.rows_by_key): joined to the candidates in one statement, the texts of
+    # every entry went through the join (0.72-0.82 s of a 1 %-churn night at 1M for 1.8k pairs)
+    read = "select namespace, entry_a as entry_id from unjudged union select namespace, entry_b from unjudged"
+    fresh = conn.execute(f"""with texts as materialized (
+                                 select namespace, entry_id, text from ({rows_by_key('core.entries', read)})
+                             )
+                             select u.*, a.text as text_a, b.text as text_b from unjudged as u
+                             inner join texts as a on a.namespace = u.namespace and a.entry_id = u.entry_a
+                             inner join texts as b on b.namespace = u.namespace and b.entry_id = u.entry_b""").pl()
+    verdicts = _judge(fresh, cfg)
+
+    def prepare(everything: bool) -> None:
+        """The detected pairs the query reads (temp table detected_pairs), and the verdict cache kept."""
+        if not everything:  # the pairs judged tonight are derived again
+            conn.execute("insert into stage_scope select * from (select namespace, entry_a as entry_id from unjudged "
+                         "union select namespace, entry_b from unjudged) anti join stage_scope using (namespace, entry_id)")
+        candidates = ("core.contradiction_candidates" if everything
+                      else f"({changes.pairs_of_scope('core.contradiction_candidates')})")
+        conn.execute("create or replace temp table scope_pairs as "
+                     f"select namespace, entry_a, entry_b, pair_hash from {candidates}")
+        conn.execute(f"create or replace temp table scope_candidates as {unlinked('select * from scope_pairs')}")
+        conn.execute(f"create or replace temp table detected_pairs as {STORED_DETECTED} union all "
+                     "select namespace, entry_a, entry_b, detector, evidence, confidence from new_verdicts "
+                     "where detector is not null", {"j": judge})
+        # the cache keeps its rows: out go the stale verdicts, in come the new ones (rewriting all 425k rows was
+        # 0.4 s of a churn night at 1M)
+        stale = STALE_VERDICTS if everything else STALE_KEPT_VERDICTS
+        conn.execute(f"delete from core.judged_pairs where rowid in ({stale})", params_used(stale, {"j": judge}))
+        conn.execute(f"insert into core.judged_pairs select {JUDGED_PAIRS.select_list('q')} from "
+                     "(select *, $judge as judge from new_verdicts where cacheable) q", {"judge": judge})
+
+    query = sql.load("contradictions")
+    version = code_version("contradictions", query, DECIDED_SCOPE, CONTRADICTIONS.ddl(), judge, STORED_DETECTED,
+                           STALE_VERDICTS, STALE_KEPT_VERDICTS, unlinked(""), duckdb.__version__)
     try:
-        # with both texts, joined in DuckDB (reading the pairs' entries into polars to join them there took
-        # 1.7 s at 1M entries in a full night, this 1.0 s). The pairs are found first and the texts read for
-        # their entries alone (store.rows_by_key): joined to the candidates in one statement, the texts of
-        # every entry went through the join (0.72-0.82 s of a 1 %-churn night at 1M for 1.8k pairs)
-        conn.execute(f"""create or replace temp table unjudged as
-                         select c.namespace, c.entry_a, c.entry_b, c.same_subject, c.pair_hash from {candidates} as c
-                         anti join core.judged_pairs as j on j.judge = $j and j.pair_hash = c.pair_hash
-                         where not c.linked""", {"j": judge})
-        read = "select namespace, entry_a as entry_id from unjudged union select namespace, entry_b from unjudged"
-        fresh = conn.execute(f"""with texts as materialized (
-                                     select namespace, entry_id, text from ({rows_by_key('core.entries', read)})
-                                 )
-                                 select u.*, a.text as text_a, b.text as text_b from unjudged as u
-                                 inner join texts as a on a.namespace = u.namespace and a.entry_id = u.entry_a
-                                 inner join texts as b on b.namespace = u.namespace and b.entry_id = u.entry_b""").pl()
-        verdicts = _judge(fresh, cfg)
-        # the cache keeps its rows: out go the verdicts of pairs no longer candidates in that version (and
-        # another judge's), in come the new ones (rewriting all 425k rows was 0.4 s of a churn night at 1M)
         with transaction(conn), registered(conn, new_verdicts=verdicts):
-            # the stored verdicts with a detector (few) are taken first: joined in one statement, DuckDB hashed
-            # the 377k candidates for them (at 1M entries)
-            conn.execute("create or replace temp table detected_pairs as select * from core.judged_pairs "
-                         "where judge = $j and detector is not null", {"j": judge})
-            conn.execute(f"""create or replace temp table detected_pairs as
-                             select j.namespace, j.entry_a, j.entry_b, j.detector, j.evidence, j.confidence
-                             from detected_pairs as j
-                             semi join ({judged}) using (namespace, entry_a, entry_b, pair_hash, judge)
-                             union all
-                             select namespace, entry_a, entry_b, detector, evidence, confidence from new_verdicts
-                             where detector is not null""", {"j": judge})
-            # the verdicts tonight's candidates did not read go (an anti join by rowid: a correlated "not
-            # exists" with "or" took 0.31-0.36 s on 377k verdicts, this 0.12 s)
-            conn.execute(f"delete from core.judged_pairs where rowid in (select j.rowid from core.judged_pairs as j "
-                         f"anti join (select pair_hash, judge from ({judged})) using (pair_hash, judge))", {"j": judge})
-            conn.execute(f"insert into core.judged_pairs select {JUDGED_PAIRS.select_list('q')} from "
-                         "(select *, $judge as judge from new_verdicts where cacheable) q", {"judge": judge})
-            query = sql.load("contradictions")
-            version = code_version("contradictions", query, DECIDED_SCOPE, CONTRADICTIONS.ddl(), judge,
-                                   duckdb.__version__)
             return changes.refresh_pairs(conn, CONTRADICTIONS, query, {"as_of": as_of}, version,
                                          [SUPERSEDE_LINKS.qualified, CONTRADICTION_CANDIDATES.qualified, "core.entries",
-                                          "core.entry_usage"], scope=DECIDED_SCOPE, own_transaction=False)
+                                          "core.entry_usage"], scope=DECIDED_SCOPE, own_transaction=False,
+                                         prepare=prepare)
     finally:
-        conn.execute(f"drop table if exists {candidates}")
-        for temp in ("detected_pairs", "unjudged"):
+        for temp in ("detected_pairs", "unjudged", "scope_pairs", "scope_candidates", "candidates_gone"):
             conn.execute(f"drop table if exists {temp}")
 
 
@@ -379,7 +401,7 @@ def _judge(pairs: pl.DataFrame, cfg: CurationConfig) -> pl.DataFrame:
         chat = from_config(cfg.judge_endpoint, cfg.judge_model, cfg.judge_timeout_seconds).classify(pairs)
         # a pair the model did not answer got the fallback's verdict: asked again next night, not kept
         return chat.select(*keys, pl.when(pl.col("label") == "contradictory").then("judge").alias("detector"),
-                           "evidence", "confidence", (pl.col("judge") != "heuristic").alias("cacheable"))
+                           "evidence", "confidence", (~pl.col("judge").str.starts_with("heuristic")).alias("cacheable"))
     from memcurator.detect import JudgeSettings, judge
 
     # without a shared subject key, competing values need near-identical wording around them; in passes

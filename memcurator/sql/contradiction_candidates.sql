@@ -5,7 +5,7 @@
 -- pair_hash: the pair's current versions (the write each entry's text comes from, the version of the
 -- parse of writes) and whether it shares a subject: the judge's verdict stands while it is the same.
 -- With $all false, only the pairs with an entry in the temp table candidate_scope (every member of a
--- subject group in it is: contradictions.candidate_pairs), reading the entries of candidate_reads
+-- subject group in it is: contradictions.keep_candidate_pairs), reading the entries of candidate_reads
 -- (the scope and its near-duplicates).
 with entries as (
     select namespace, entry_id, first_written_at as t, last_event_id

@@ -134,6 +134,23 @@ def test_a_link_that_closes_a_cycle_rejects_the_links_it_does_not_touch(conn, ho
     assert sorted(conn.execute("select * from core.supersede_links").fetchall()) == kept_rows
 
 
+def test_a_verdict_goes_when_a_later_link_declares_its_pair(conn, home):
+    """The verdict cache is kept by the night's scope: a check naming the correction links a pair the judge
+    had read, and its verdict leaves the cache as a full derivation's would not have it."""
+    derive(conn, home, [write("the ledger cache is warm at start", entry_id="a", ts=at(10), data={"tags": ["cache"]}),
+                        write("the ledger cache is not warm at start", entry_id="b", ts=at(9),
+                              data={"tags": ["cache"]})])
+    assert conn.execute("select kind, detector from core.contradictions").fetchall() == [("detected", "negation")]
+    verdicts = "select entry_a, entry_b, detector from core.judged_pairs"
+    assert conn.execute(verdicts).fetchall() == [("a", "b", "negation")]
+    derive(conn, home, [ev("memory.check", {"entry_id": "a", "status": "fail", "error_class": "assertion",
+                                            "corrected_by": "b"}, ts=at(2), actor="test")])
+    conflicts = conn.execute("select kind, status from core.contradictions").fetchall()
+    assert conflicts == [("failed_check", "resolved_by_link")] and conn.execute(verdicts).fetchall() == []
+    kept = "select derived_all from work.refreshes where table_name = 'core.contradictions'"
+    assert conn.execute(kept).fetchone() == (False,)
+
+
 def test_curator_resolutions(conn, home):
     derive(conn, home, TIMEOUTS)
     conflict = conn.execute("select conflict_id from core.contradictions").fetchone()[0]

@@ -11,7 +11,7 @@ import polars as pl
 
 from memcurator import demo, ingest, store, text
 from memcurator.config import CurationConfig
-from memcurator.contradictions import candidate_pairs
+from memcurator.contradictions import keep_candidate_pairs
 from memcurator.detect import (ANTONYM_MAP, CHANGE, IDENTIFIER, NEGATION_CUES, STOPWORDS, VALUE_WORDS, JudgeSettings,
                                _STEM, judge)
 from memcurator.night import STEPS
@@ -89,7 +89,8 @@ def test_vectorised_judge_equals_the_per_pair_reading_on_a_fleet(home, conn, mon
             break
     entries = conn.execute("select namespace, entry_id, text, tags, first_written_at from core.entries").pl()
     similar = conn.execute("select namespace, entry_a, entry_b from core.near_duplicate_pairs").pl()
-    pairs = conn.execute(f"select namespace, entry_a, entry_b, same_subject from {candidate_pairs(conn, as_of)}").pl()
+    keep_candidate_pairs(conn, as_of)
+    pairs = conn.execute("select namespace, entry_a, entry_b, same_subject from core.contradiction_candidates").pl()
     assert pairs.height > 10_000
     assert set(pairs.iter_rows()) == _reference_pairs(entries, similar)
     texts = entries.select("namespace", "entry_id", "text")

@@ -77,14 +77,15 @@ def test_slow_endpoint_times_out_and_falls_back(endpoint):
     assert all(j.startswith("heuristic (fallback") for j in out["judge"])
 
 
-def _night_of_two_conflicting_notes(conn, home, endpoint: str) -> None:
+def _night_of_two_conflicting_notes(conn, home, endpoint: str, timeout: float | None = None) -> None:
     """Ingest two notes on one subject that disagree and derive a night with the chat judge at ``endpoint``."""
     from memcurator import ingest
     from memcurator.config import CurationConfig
     from memcurator.night import derive_night
     from tests.conftest import write, write_jsonl
 
-    cfg = CurationConfig(judge_endpoint=endpoint, judge_model="tiny")
+    cfg = CurationConfig(judge_endpoint=endpoint, judge_model="tiny",
+                         **({"judge_timeout_seconds": timeout} if timeout else {}))
     write_jsonl(home.landing / "f.jsonl", [
         write("the ledger cache is warm at start", entry_id="a", ts="2026-11-20T00:00:00Z", data={"tags": ["cache"]}),
         write("the ledger cache is not warm at start", entry_id="b", ts="2026-11-21T00:00:00Z", data={"tags": ["cache"]})])
@@ -95,6 +96,25 @@ def _night_of_two_conflicting_notes(conn, home, endpoint: str) -> None:
 def test_contradictions_use_the_configured_judge(endpoint, conn, home):
     _night_of_two_conflicting_notes(conn, home, endpoint)
     assert conn.execute("select detector, status from core.contradictions").fetchall() == [("chat:tiny", "open")]
+
+
+def test_a_pair_the_model_did_not_answer_is_asked_again_the_next_night(endpoint, conn, home):
+    """The fallback's verdict is not kept: the next night, with nothing new in the log, asks the model
+    again and its conflict takes the answer (the conflicts kept, not derived whole)."""
+    from memcurator.config import CurationConfig
+    from memcurator.night import derive_night
+
+    _Handler.delay = 1.0  # beyond the timeout
+    _night_of_two_conflicting_notes(conn, home, endpoint, timeout=0.2)
+    assert conn.execute("select detector from core.contradictions").fetchall() != [("chat:tiny",)]
+    assert conn.execute("select count(*) from core.judged_pairs").fetchone() == (0,)
+    _Handler.delay = 0.0
+    derive_night(conn, datetime(2026, 11, 30), CurationConfig(judge_endpoint=endpoint, judge_model="tiny",
+                                                              judge_timeout_seconds=0.2))
+    assert conn.execute("select detector, status from core.contradictions").fetchall() == [("chat:tiny", "open")]
+    kept = "select derived_all from work.refreshes where table_name = 'core.contradictions'"
+    assert conn.execute(kept).fetchone() == (False,)
+    assert conn.execute("select count(*) from core.judged_pairs").fetchone() == (1,)
 
 
 def test_the_judge_key_comes_from_the_environment_and_no_table_holds_it(endpoint, conn, home, monkeypatch):
