@@ -10,7 +10,7 @@ core_memory_writes = nightly_table_asset(MEMORY_WRITES, entries.build_memory_wri
 core_entries = nightly_table_asset(
     ENTRIES, entries.build_entries, [core_memory_writes], "entries",
     {"namespaces": "select count(distinct namespace) from core.entries",
-     "explicitly_superseded": "select count(*) from core.entries where superseded_by is not null"},
+     "explicitly_superseded": "select count(*) from core.entry_successors"},
 )
 core_recall_results = nightly_table_asset(RECALL_RESULTS, entries.build_recall_results, RAW, "entries")
 core_checks = nightly_table_asset(CHECKS, entries.build_checks, RAW, "entries")

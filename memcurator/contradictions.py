@@ -314,7 +314,7 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
     # whose verdict was not kept (a chat judge's fallback: asked again). Found before the links are read, each
     # candidate joined with its verdict first (the 377k of a 1M-entry store joined with the links were 0.06-0.09 s
     # of every night)
-    conn.execute(f"create or replace temp table unjudged as " + unlinked(
+    conn.execute("create or replace temp table unjudged as " + unlinked(
         "select c.namespace, c.entry_a, c.entry_b, c.same_subject, c.pair_hash from core.contradiction_candidates "
         "as c anti join core.judged_pairs as j on j.judge = $j and j.pair_hash = c.pair_hash"), {"j": judge})
     # with both texts, joined in DuckDB (reading the pairs' entries into polars to join them there took

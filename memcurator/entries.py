@@ -12,8 +12,8 @@ from datetime import date, datetime, time, timedelta
 import duckdb
 
 from memcurator import changes, sql
-from memcurator.store import (code_version, ensure_cache, ensure_table, entry_rows, params_used, replace_table,
-                              set_version, transaction)
+from memcurator.store import (code_version, create_view, ensure_cache, ensure_table, entry_rows, params_used,
+                              replace_table, set_version, transaction)
 from memcurator.tables import (CHECKS, ENTRIES, ENTRY, ENTRY_USAGE, MEMORY_WRITES, NS, RECALL_RESULTS, RUNS,
                                C, Table, register)
 
@@ -146,13 +146,40 @@ ENTRY_SOURCES = register(Table(
     key=("namespace", "entry_id"),
 ))
 
+ENTRY_SUCCESSORS = register(Table(
+    "core", "entry_successors",
+    "One row per entry the current version of another names in its supersedes: the latest such version (a view "
+    "over core.entries; the link's verdict is core.supersede_links').",
+    (
+        NS, ENTRY,
+        C("superseded_by", "VARCHAR", "The entry whose current version supersedes it (the latest, by write time "
+          "and event id).", False),
+        C("superseded_reason", "VARCHAR", "The reason that version gives."),
+        C("superseded_at", "TIMESTAMP", "When that version was written.", False),
+    ),
+    key=("namespace", "entry_id"),
+))
+SUCCESSORS = """select s.namespace, s.supersedes as entry_id,
+                       arg_max(s.entry_id, (s.last_written_at, s.last_event_id)) as superseded_by,
+                       arg_max(s.supersede_reason, (s.last_written_at, s.last_event_id)) as superseded_reason,
+                       max(s.last_written_at) as superseded_at
+                from core.entries as s
+                semi join core.entries as e on e.namespace = s.namespace and e.entry_id = s.supersedes
+                where s.supersedes is not null
+                group by s.namespace, s.supersedes"""
+
+
+def create_successors_view(conn: duckdb.DuckDBPyConnection) -> None:
+    """core.entry_successors over core.entries."""
+    create_view(conn, ENTRY_SUCCESSORS, SUCCESSORS)
+
+
 def build_entries(conn, as_of: datetime, cfg=None) -> int:
     """The latest write of an entry id is its current version; all writes give its provenance.
 
     An entry is folded again only when its set of writes changed (core.entry_sources holds a hash of
-    the set), together with the entries it superseded before or supersedes now, reading the writes of
-    every entry that supersedes one of those; the rest keep their rows. A full fold gives the same
-    table (tested)."""
+    the set); the rest keep their rows. A full fold gives the same table (tested). Who supersedes an
+    entry is the view core.entry_successors over the entries' current versions."""
     query, provenance = sql.load("entries"), sql.load("entry_provenance")
     version = code_version("entries", query, provenance, ENTRIES.ddl(), duckdb.__version__, memory_writes_version())
     ensure_table(conn, ENTRIES)
@@ -169,8 +196,7 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
     conn.execute("create or replace temp table entry_sources_now as select namespace, entry_id, bit_xor(hash(event_id)) "
                  f"as writes_hash from {writes} group by namespace, entry_id")
     conn.execute(f"create or replace temp view entry_sources_then as select * from core.entry_sources {changed_writes}")
-    for scope in ("entry_refold", "entry_scope"):
-        conn.execute(f"create or replace temp table {scope} (namespace varchar, entry_id varchar)")
+    conn.execute("create or replace temp table entry_refold (namespace varchar, entry_id varchar)")
     try:
         with transaction(conn):
             sources = "select *, $v as version from entry_sources_now"
@@ -189,9 +215,10 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
                 conn.execute(f"insert into core.entry_sources select {ENTRY_SOURCES.select_list('q')} from ({sources}) q "
                              "semi join entry_refold as r using (namespace, entry_id)", {"v": version})
                 changes.record(conn, ENTRIES.qualified, version, as_of, writes_now, "select * from entry_refold")
+            create_successors_view(conn)
     finally:
         conn.execute("drop view if exists entry_sources_then")
-        for temp in ("entry_sources_now", "entry_refold", "entry_scope", "fold_provenance", "input_changes"):
+        for temp in ("entry_sources_now", "entry_refold", "fold_provenance", "input_changes"):
             conn.execute(f"drop table if exists {temp}")
     return conn.execute("select count(*) from core.entries").fetchone()[0]
 
@@ -221,30 +248,16 @@ def _fold_all(conn, query: str, provenance: str) -> None:
 
 def _refold_changed(conn, query: str, provenance: str) -> None:
     conn.execute("""insert into entry_refold
-        with changed as (
-            select coalesce(n.namespace, s.namespace) as namespace, coalesce(n.entry_id, s.entry_id) as entry_id
-            from entry_sources_now as n full outer join entry_sources_then as s using (namespace, entry_id)
-            where n.writes_hash is distinct from s.writes_hash
-        ),
-        targets as (  -- what a changed entry superseded before, and what its writes supersede now
-            select e.namespace, e.supersedes as entry_id from core.entries as e semi join changed using (namespace, entry_id)
-            union
-            select w.namespace, w.supersedes from core.memory_writes as w semi join changed using (namespace, entry_id)
-        )
-        select * from changed union select * from targets where entry_id is not null""")
-    # every entry whose current version supersedes a refolded one takes part in its superseded_by
-    conn.execute("""insert into entry_scope
-        select namespace, entry_id from entry_refold
-        union
-        select e.namespace, e.entry_id from core.entries as e
-        semi join entry_refold as r on r.namespace = e.namespace and r.entry_id = e.supersedes""")
+        select coalesce(n.namespace, s.namespace) as namespace, coalesce(n.entry_id, s.entry_id) as entry_id
+        from entry_sources_now as n full outer join entry_sources_then as s using (namespace, entry_id)
+        where n.writes_hash is distinct from s.writes_hash""")
     # (found by their hashes, store.entry_rows: by key with "exists", 0.03-0.044 s of a 1 %-churn night at 1M
     # entries, this 0.014-0.034 s)
     refolded = entry_rows(ENTRIES.qualified, "select * from entry_refold", "rowid as stored_row, namespace, entry_id")
     conn.execute(f"delete from core.entries where rowid in (select stored_row from ({refolded}))")
     conn.execute(f"create or replace temp table fold_provenance as {provenance}",
                  {"all": False, "passes": 1, "part": 0})
-    conn.execute(f"insert into core.entries select {ENTRIES.select_list('q')} from ({query}) q", {"all": False})
+    conn.execute(f"insert into core.entries select {ENTRIES.select_list('q')} from ({query}) q")
 
 
 def build_recall_results(conn, as_of: datetime, cfg=None) -> int:

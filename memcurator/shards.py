@@ -28,7 +28,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from memcurator import night as nightly
-from memcurator import audit, changes, contradictions, ranking, store
+from memcurator import audit, changes, contradictions, entries, ranking, store
 from memcurator.config import CurationConfig
 from memcurator.entries import as_of_for_night
 from memcurator.ingest import ensure_raw_tables
@@ -39,9 +39,10 @@ CARRIED = "carried"  # a shard's slice of the tables the next night reuses, besi
 HISTORY_TABLES = {"mart.store_health": "as_of"}  # kept across nights: merge replaces only the night's slice
 
 
-# a step whose table is a view over stored ones: the shards carry the stored tables, merge makes the views
-# (in this order: the recall view reads the scores)
-VIEWS = {ranking.ENTRY_SCORES.qualified: ((ranking.ENTRY_SCORE_PARTS.qualified, ranking.SCORE_SETTINGS.qualified),
+# a step's table (or one beside it) that is a view over stored ones: the shards carry the stored tables, merge
+# makes the views (in this order: the recall view reads the scores)
+VIEWS = {entries.ENTRY_SUCCESSORS.qualified: ((), entries.create_successors_view),
+         ranking.ENTRY_SCORES.qualified: ((ranking.ENTRY_SCORE_PARTS.qualified, ranking.SCORE_SETTINGS.qualified),
                                           ranking.create_scores_view),
          ranking.RECALL_VIEW.qualified: ((ranking.RECALL_RANKING.qualified,), ranking.create_recall_view),
          audit.CURATION_AUDIT_LOG.qualified: ((audit.AUDIT_SETTINGS.qualified,), audit.create_audit_view),

@@ -2,11 +2,12 @@
 create or replace view analyst.entries as
 select
     e.namespace, e.entry_id, e.text, e.class, e.importance, e.trust, e.generality, e.tags,
-    e.valid_from, e.valid_until, e.superseded_by, e.superseded_reason,
+    e.valid_from, e.valid_until, s.superseded_by, s.superseded_reason,
     e.first_written_at, e.last_written_at, e.version_count, e.distinct_runs, e.distinct_agents,
     u.recall_count, u.last_recalled_at, u.injected_count, u.proven_count, u.failed_assertions,
     u.transient_failures, u.last_verified_at
 from core.entries as e
+left join core.entry_successors as s using (namespace, entry_id)
 left join core.entry_usage as u using (namespace, entry_id);
 
 create or replace view analyst.quarantine as

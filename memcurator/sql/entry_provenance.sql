@@ -1,7 +1,7 @@
 -- The provenance of each entry from all its writes (one row per (namespace, entry_id)), and the row id of
 -- its current version (the latest write, by (ts, event_id)): core.entries' fold (sql/entries.sql) reads
--- it from the temp table fold_provenance. $all = false: the entries in the temp table entry_scope (the
--- builder's refold of the entries whose writes changed, with every entry that supersedes one of them).
+-- it from the temp table fold_provenance. $all = false: the entries in the temp table entry_refold (those
+-- whose writes changed).
 -- $all = true: the namespaces with hash(namespace) % $passes = $part (a full fold aggregates in passes to
 -- bound its memory: the lists and distinct counts per entry do not spill; entries.FOLD_PASS_WRITES).
 -- (union all and a left join rather than "$all or exists (...)": DuckDB planned that as a mark join
@@ -11,7 +11,7 @@ with writes as (
     from core.memory_writes where $all and hash(namespace) % $passes = $part
     union all
     select w.rowid, w.event_id, w.namespace, w.entry_id, w.ts, w.run_id, w.agent_id
-    from core.memory_writes as w semi join entry_scope as x using (namespace, entry_id) where not $all
+    from core.memory_writes as w semi join entry_refold as x using (namespace, entry_id) where not $all
 )
 
 select

@@ -65,7 +65,8 @@ def test_explicit_supersede_links_both_ways(conn, home):
     build(conn, home, [write("timeout 30s", entry_id="old", ts="2026-11-01T00:00:00Z"),
                        write("timeout 45s", entry_id="new", ts="2026-11-02T00:00:00Z",
                              data={"supersedes": "old", "reason": "raised after incident"})])
-    assert row(conn, "core.entries", "old", "superseded_by, superseded_reason") == ("new", "raised after incident")
+    successor = row(conn, "core.entry_successors", "old", "superseded_by, superseded_reason")
+    assert successor == ("new", "raised after incident")
     assert row(conn, "core.entries", "new", "supersedes, supersede_reason") == ("old", "raised after incident")
 
 
@@ -172,7 +173,7 @@ def test_only_entries_whose_writes_changed_are_folded_again_and_the_table_is_the
         write("new advice", entry_id="e2", ts="2026-11-02T10:00:00Z", data={"supersedes": "e1", "reason": "newer"}),
         write("a note", entry_id="e5", ts="2026-11-02T11:00:00Z"),
     ], as_of=datetime(2026, 11, 3))
-    superseded_by = lambda: row(conn, "core.entries", "e1", "superseded_by")[0]  # noqa: E731
+    superseded_by = lambda: row(conn, "core.entry_successors", "e1", "superseded_by")[0]  # noqa: E731
     assert superseded_by() == "e2"
     # e2 is rewritten without the link; e4 and then e3 supersede e1; e5 gets a second version
     build(conn, home, [
@@ -196,6 +197,19 @@ def test_only_entries_whose_writes_changed_are_folded_again_and_the_table_is_the
         (datetime(2026, 11, 6),)]
 
 
+def test_an_entry_a_new_write_supersedes_keeps_its_row(conn, home):
+    """Who supersedes an entry is a view over the current versions: the entry superseded is not folded again
+    (its current version, an old write anywhere in core.memory_writes, is not read) and keeps its row."""
+    build(conn, home, [write("timeout 30s", entry_id="old", ts="2026-11-01T00:00:00Z")], as_of=datetime(2026, 11, 2))
+    stored = conn.execute("select rowid, * from core.entries where entry_id = 'old'").fetchone()
+    build(conn, home, [write("timeout 45s", entry_id="new", ts="2026-11-02T01:00:00Z",
+                             data={"supersedes": "old", "reason": "raised"})], as_of=datetime(2026, 11, 3))
+    assert conn.execute("select entry_id from work.changes where table_name = 'core.entries'").fetchall() == [("new",)]
+    assert conn.execute("select rowid, * from core.entries where entry_id = 'old'").fetchone() == stored
+    assert row(conn, "core.entry_successors", "old", "superseded_by, superseded_at") == (
+        "new", datetime(2026, 11, 2, 1))
+
+
 def test_a_full_fold_in_passes_of_namespaces_is_the_fold_in_one_pass(conn, home, monkeypatch):
     lines = []
     for n in range(12):
@@ -211,7 +225,7 @@ def test_a_full_fold_in_passes_of_namespaces_is_the_fold_in_one_pass(conn, home,
     assert passes > 3, "the namespaces spread over several passes"
     assert _full_fold(conn, AS_OF) == one_pass
     assert len(one_pass) == 24 and {r for r, in conn.execute(
-        "select superseded_by from core.entries where entry_id = 'a'").fetchall()} == {"b"}
+        "select superseded_by from core.entry_successors where entry_id = 'a'").fetchall()} == {"b"}
 
 
 def test_another_parse_of_the_writes_is_folded_and_read_again(conn, home, monkeypatch):
