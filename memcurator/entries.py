@@ -149,7 +149,7 @@ ENTRY_SOURCES = register(Table(
 ENTRY_SUCCESSORS = register(Table(
     "core", "entry_successors",
     "One row per entry the current version of another names in its supersedes: the latest such version (a view "
-    "over core.entries; the link's verdict is core.supersede_links').",
+    "over core.entries; the link's verdict: core.supersede_links).",
     (
         NS, ENTRY,
         C("superseded_by", "VARCHAR", "The entry whose current version supersedes it (the latest, by write time "
