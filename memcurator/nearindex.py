@@ -288,8 +288,9 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
         # index): the salted keys are joined alone, and the index rows they name read after (unnesting
         # every row's namespace and entry id with its keys took twice as long)
         partners = conn.execute(
-            """with stored as (
+            """with stored as (  -- of the namespaces with a changed entry (a key is salted with its namespace)
                    select rowid as stored_row, unnest(band_keys) as key from core.near_duplicate_index
+                   semi join (select distinct namespace from fresh_bands) using (namespace)
                ),
                hits as (
                    select distinct f.namespace, f.entry_id as x, s.stored_row from fresh_bands as f
