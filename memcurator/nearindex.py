@@ -10,8 +10,8 @@ A night compares the fingerprints of the entries core.entries' last refresh chan
 (of every entry, unless the index was derived from the refresh before it), in DuckDB: the unchanged
 entries never leave the store unless a changed one needs them. Unchanged entries keep their keys and their verified
 near-duplicate pairs among themselves (a pair depends only on its two entries). Only changed and new
-entries are shingled and hashed, and only their band keys are joined against the stored band keys
-(unnested in DuckDB; salted with the namespace and the band, so the key alone is joined) to find new
+entries are shingled and hashed, and only their band keys are joined against the stored band keys of
+their namespaces (unnested in DuckDB; salted with the namespace and the band, so the key alone is joined) to find new
 candidates, which are verified exactly. The copy groups (same set
 key) that changed entries join or leave are regrouped, so a group crossing the star cap is paired
 again in its new shape; the exact pairs of other groups are kept. With no
