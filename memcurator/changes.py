@@ -259,14 +259,14 @@ def pair_keys(pair: tuple[str, str] = PAIR) -> str:
 PAIR_KEYS = pair_keys()
 
 
-def pairs_of_scope(table: str, pair: tuple[str, str] = PAIR) -> str:
-    """The rows of a table of pairs with either entry in the temp table stage_scope, with their row ids."""
+def pairs_of_scope(table: str, pair: tuple[str, str] = PAIR, scope: str = "stage_scope") -> str:
+    """The rows of a table of pairs with either entry in the temp table ``scope``, with their row ids."""
     return f"""select rowid as stored_row, * from {table} where rowid in (
                    select p.rowid from {table} as p
-                   semi join stage_scope as s on s.namespace = p.namespace and s.entry_id = p.{pair[0]}
+                   semi join {scope} as s on s.namespace = p.namespace and s.entry_id = p.{pair[0]}
                    union
                    select p.rowid from {table} as p
-                   semi join stage_scope as s on s.namespace = p.namespace and s.entry_id = p.{pair[1]})"""
+                   semi join {scope} as s on s.namespace = p.namespace and s.entry_id = p.{pair[1]})"""
 
 
 def refresh_pairs(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, version: str,

@@ -72,6 +72,8 @@ def cycle_members(links: pl.DataFrame) -> pl.DataFrame:
     return nodes.join(sizes.filter(pl.col("len") > 1), on="component").select("namespace", "entry_id", "component")
 
 
+LINK_PAIR = ("entry_id", "successor_id")  # a link's two entries
+
 # The entries whose links a night derives again beyond what its inputs changed: those of the links curators
 # confirmed (a decision moves no input table; few).
 CONFIRMED_SCOPE = """select namespace, unnest([target_id, data::json ->> '$.supersedes']) from raw.curator_decisions
@@ -123,7 +125,7 @@ def build_supersede_links(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg:
     try:
         return changes.refresh_pairs(conn, SUPERSEDE_LINKS, verdict, params, version,
                                      ["core.memory_writes", "core.entries", "core.checks"], scope=CONFIRMED_SCOPE,
-                                     pair=("entry_id", "successor_id"), prepare=prepare)
+                                     pair=LINK_PAIR, prepare=prepare)
     finally:
         for temp in ("link_scope", "scoped_links", "link_ends", "link_candidates", "cycle_nodes"):
             conn.execute(f"drop table if exists {temp}")
@@ -248,12 +250,8 @@ def _pair_changed(conn: duckdb.DuckDBPyConnection, query: str, params: dict) -> 
                     union
                     select p.namespace, p.entry_a from core.near_duplicate_pairs as p
                     semi join candidate_scope as s on s.namespace = p.namespace and s.entry_id = p.entry_b""")
-    conn.execute("""insert into candidates_gone
-                    select c.rowid, c.pair_hash from core.contradiction_candidates as c
-                    semi join candidate_scope as s on s.namespace = c.namespace and s.entry_id = c.entry_a
-                    union
-                    select c.rowid, c.pair_hash from core.contradiction_candidates as c
-                    semi join candidate_scope as s on s.namespace = c.namespace and s.entry_id = c.entry_b""")
+    conn.execute("insert into candidates_gone select stored_row, pair_hash from "
+                 f"({changes.pairs_of_scope(CONTRADICTION_CANDIDATES.qualified, scope='candidate_scope')})")
     conn.execute("delete from core.contradiction_candidates where rowid in (select stored_row from candidates_gone)")
     conn.execute(f"insert into core.contradiction_candidates select {CONTRADICTION_CANDIDATES.select_list('q')} "
                  f"from ({query}) q", {**params, "all": False})
@@ -331,12 +329,17 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
     verdicts = _judge(fresh, cfg)
 
     def prepare(everything: bool) -> None:
-        """The detected pairs the query reads (temp table detected_pairs), and the verdict cache kept."""
+        """What the query reads (temp tables scope_links and detected_pairs: those of the scope's pairs), and
+        the verdict cache kept."""
         if not everything:  # the pairs judged tonight are derived again
             conn.execute("insert into stage_scope select * from (select namespace, entry_a as entry_id from unjudged "
                          "union select namespace, entry_b from unjudged) anti join stage_scope using (namespace, entry_id)")
         candidates = ("core.contradiction_candidates" if everything
                       else f"({changes.pairs_of_scope('core.contradiction_candidates')})")
+        links = (SUPERSEDE_LINKS.qualified if everything
+                 else f"({changes.pairs_of_scope(SUPERSEDE_LINKS.qualified, LINK_PAIR)})")
+        conn.execute(f"create or replace temp table scope_links as select {SUPERSEDE_LINKS.select_list('l')} "
+                     f"from {links} as l")
         conn.execute("create or replace temp table scope_pairs as "
                      f"select namespace, entry_a, entry_b, pair_hash from {candidates}")
         conn.execute(f"create or replace temp table scope_candidates as {unlinked('select * from scope_pairs')}")
@@ -360,7 +363,8 @@ def build_contradictions(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
                                           "core.entry_usage"], scope=DECIDED_SCOPE, own_transaction=False,
                                          prepare=prepare)
     finally:
-        for temp in ("detected_pairs", "unjudged", "scope_pairs", "scope_candidates", "candidates_gone"):
+        for temp in ("detected_pairs", "unjudged", "scope_pairs", "scope_candidates", "candidates_gone",
+                     "scope_links"):
             conn.execute(f"drop table if exists {temp}")
 
 

@@ -1,31 +1,9 @@
 -- Declared conflicts from supersede links, detected pairs from the judge, curator resolutions, and
 -- which side is likely current (later validity, then later write, higher trust, passing checks).
--- Inputs: core.supersede_links, detected_pairs (a temp table), core.entries, core.entry_usage,
--- raw.curator_decisions.
--- With $all false, only the pairs with an entry in the temp table stage_scope (changes.refresh_pairs).
-with scoped_links as not materialized (
-    select * from core.supersede_links where $all
-    union all
-    select * from core.supersede_links where not $all and rowid in (
-        select l.rowid from core.supersede_links as l
-        semi join stage_scope as s on s.namespace = l.namespace and s.entry_id = l.entry_id
-        union
-        select l.rowid from core.supersede_links as l
-        semi join stage_scope as s on s.namespace = l.namespace and s.entry_id = l.successor_id)
-),
-
-scoped_detected as not materialized (
-    select * from detected_pairs where $all
-    union all
-    select * from detected_pairs where not $all and rowid in (
-        select d.rowid from detected_pairs as d
-        semi join stage_scope as s on s.namespace = d.namespace and s.entry_id = d.entry_a
-        union
-        select d.rowid from detected_pairs as d
-        semi join stage_scope as s on s.namespace = d.namespace and s.entry_id = d.entry_b)
-),
-
-declared as (
+-- Inputs: scope_links and detected_pairs (temp tables: the links and the judge's detected pairs of the
+-- pairs derived, all of them or those with an entry in the scope of changes.refresh_pairs;
+-- contradictions.build_contradictions), core.entries, core.entry_usage, raw.curator_decisions.
+with declared as (
     select
         namespace,
         entry_id as entry_a,
@@ -39,14 +17,14 @@ declared as (
         detail as evidence,
         1.0 as confidence,
         status = 'accepted' as settled
-    from scoped_links
+    from scope_links
     where status <> 'dangling'
     qualify row_number() over (partition by namespace, entry_id, successor_id order by linked_at desc, event_id desc) = 1
 ),
 
 found as (
     select namespace, entry_a, entry_b, 'detected' as kind, detector, evidence, confidence, false as settled
-    from scoped_detected
+    from detected_pairs
 ),
 
 pairs as (
