@@ -225,6 +225,13 @@ def spill_space(where: duckdb.DuckDBPyConnection | Path, name: str) -> Iterator[
 EVERY_HASH = "% 1000003 <> 99999999"
 
 
+def define_entry_hash(conn: duckdb.DuckDBPyConnection) -> None:
+    """The temp macro entry_hash_of(namespace, entry_id): the SQL files hash an entry with it as the tables'
+    entry_hash column does (tables.ENTRY_HASH's expression, one for both). Made by the stages that run them."""
+    conn.execute("create or replace temp macro entry_hash_of(namespace, entry_id) as "
+                 f"{ENTRY_HASH.expression.format(row='')}")
+
+
 def entry_hashes(entries: str) -> str:
     """The hashes (tables.ENTRY_HASH) of the (namespace, entry_id) rows of the query ``entries``, as the
     smaller side of a join on entry_hash. (Cast to the tables' type: a registered frame's categorical
