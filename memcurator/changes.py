@@ -183,17 +183,11 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
     try:
         with transaction(conn):
             if before is None:
-                count = replace_table(conn, table, query, used(query, {"all": True}), own_transaction=False)
+                count = _derive_all(conn, table, query, used, version, params["as_of"], now)
                 for statement in after:
                     conn.execute(statement, used(statement))
-                set_version(conn, table, version)
-                record(conn, table.qualified, version, params["as_of"], now, None)
                 return count
-            if by_entry:
-                conn.execute("insert into stage_scope select * from input_changes")
-            if scope:
-                conn.execute(f"insert into stage_scope {scope}", used(scope, {"since": before.as_of}))
-            conn.execute("create or replace temp table stage_scope as select distinct * from stage_scope")
+            _fill_scope(conn, scope, used, before, changed=by_entry)
             if by_entry or hashes:
                 conn.execute(f"insert into {STAGE_HASH_ROWS} select distinct * from "
                              f"({hashes or entry_hashes('select * from stage_scope')})")
@@ -240,6 +234,27 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
                      "input_changes"):
             conn.execute(f"drop table if exists {temp}")
     return conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
+
+
+def _derive_all(conn: duckdb.DuckDBPyConnection, table: Table, query: str, used: Callable, version: str,
+                as_of: datetime, now: dict[str, str | None]) -> int:
+    """A kept table's every row derived again (no refresh to start from): the table replaced, its version set,
+    a refresh of everything recorded. Returns the row count."""
+    count = replace_table(conn, table, query, used(query, {"all": True}), own_transaction=False)
+    set_version(conn, table, version)
+    record(conn, table.qualified, version, as_of, now, None)
+    return count
+
+
+def _fill_scope(conn: duckdb.DuckDBPyConnection, scope: str, used: Callable, before: Refresh,
+                changed: bool = True) -> None:
+    """The temp table stage_scope: the entries the inputs changed (input_changes; with ``changed``) and the rows
+    of the query ``scope`` (which may read them and $since, the night last derived), each once."""
+    if changed:
+        conn.execute("insert into stage_scope select * from input_changes")
+    if scope:
+        conn.execute(f"insert into stage_scope {scope}", used(scope, {"since": before.as_of}))
+    conn.execute("create or replace temp table stage_scope as select distinct * from stage_scope")
 
 
 def _differ(columns: str) -> str:
@@ -290,14 +305,8 @@ def refresh_pairs(conn: duckdb.DuckDBPyConnection, table: Table, query: str, par
             if before is None:
                 if prepare:
                     prepare(True)
-                count = replace_table(conn, table, query, used(query, {"all": True}), own_transaction=False)
-                set_version(conn, table, version)
-                record(conn, table.qualified, version, params["as_of"], now, None)
-                return count
-            conn.execute("insert into stage_scope select * from input_changes")
-            if scope:
-                conn.execute(f"insert into stage_scope {scope}", used(scope, {"since": before.as_of}))
-            conn.execute("create or replace temp table stage_scope as select distinct * from stage_scope")
+                return _derive_all(conn, table, query, used, version, params["as_of"], now)
+            _fill_scope(conn, scope, used, before)
             if prepare:
                 prepare(False)
             if not conn.execute("select count(*) from stage_scope").fetchone()[0]:  # nothing to derive again
