@@ -21,23 +21,9 @@ open_pairs as materialized (
     select * from scoped_conflicts where status = 'open'
 ),
 
-sides as materialized (
-    select namespace, entry_a as entry_id, entry_hash_of(namespace, entry_a) as entry_hash from open_pairs
-    union
-    select namespace, entry_b, entry_hash_of(namespace, entry_b) from open_pairs
-),
-
-side_states as materialized (
-    -- read by the sides' hashes (with the filter true of every hash, store.EVERY_HASH: DuckDB skips the other
-    -- rows in the scan) and matched by key after; joined by key, every entry's state was read
-    select namespace, entry_id, state from core.entry_lifecycle
-    semi join (select entry_hash from sides where entry_hash % 1000003 <> 99999999) using (entry_hash)
-    where not $all
-),
+-- include open_pair_sides
 
 states as (
-    select namespace, entry_id, state from core.entry_lifecycle where $all
-    union all
     select namespace, entry_id, state from side_states semi join sides using (namespace, entry_id)
 ),
 

@@ -31,7 +31,7 @@ recallable as (
     where l.state in ('active', 'reverify', 'held', 'case')
 ),
 
-open_conflicts as (
+open_pairs as (
     -- of the entries derived (a side may be out of scope: its state is read below)
     select k.* from core.contradictions as k where k.status = 'open' and $all
     union all
@@ -40,20 +40,10 @@ open_conflicts as (
       and exists (select 1 from stage_scope as s where s.namespace = k.namespace and s.entry_id in (k.entry_a, k.entry_b))
 ),
 
-sides as materialized (
-    select namespace, entry_a as entry_id, entry_hash_of(namespace, entry_a) as entry_hash from open_conflicts
-    union
-    select namespace, entry_b, entry_hash_of(namespace, entry_b) from open_conflicts
-),
+-- include open_pair_sides
 
--- the sides' states and texts, read by the sides' hashes (with the filter true of every hash, store.EVERY_HASH:
--- DuckDB skips the other rows in the scan) and matched by key after. Joined by key, the scan read every
--- entry's state and text (a 1 %-churn night at 1M entries: 75 ms of scan, most of them the texts).
-side_states as materialized (
-    select namespace, entry_id, state from core.entry_lifecycle
-    semi join (select entry_hash from sides where entry_hash % 1000003 <> 99999999) using (entry_hash)
-),
-
+-- the sides' texts, read the same way (joined by key, every entry's text was read: with their states, 75 ms
+-- of scan in a 1 %-churn night at 1M entries)
 side_texts as materialized (
     select namespace, entry_id, text from core.entries
     semi join (select entry_hash from sides where entry_hash % 1000003 <> 99999999) using (entry_hash)
@@ -69,7 +59,7 @@ recallable_sides as (
 live as (
     -- open conflicts whose two sides are both recallable (the same rule as core.contested_entries)
     select k.*
-    from open_conflicts as k
+    from open_pairs as k
     semi join recallable_sides as ra on ra.namespace = k.namespace and ra.entry_id = k.entry_a
     semi join recallable_sides as rb on rb.namespace = k.namespace and rb.entry_id = k.entry_b
 ),
