@@ -21,8 +21,9 @@ from datetime import datetime
 
 import duckdb
 
-from memcurator.store import (EVERY_HASH, define_entry_hash, ensure_table, entry_hashes, entry_rows, params_used,
-                              replace_table, set_version, stored_as_declared, table_exists, transaction)
+from memcurator.store import (EVERY_HASH, define_hash_macros, ensure_table, entry_hashes, entry_rows,
+                              params_used, replace_table, set_version, stored_as_declared, table_exists,
+                              transaction)
 from memcurator.tables import ENTRY_HASH, NS, C, Table, register
 
 REFRESHES = register(Table(
@@ -179,7 +180,7 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
     conn.execute(f"create or replace temp table stage_scope as select {scoped} from {table.qualified} limit 0")
     conn.execute(f"create or replace temp table {STAGE_HASH_ROWS} ({ENTRY_HASH.name} ubigint)")
     conn.execute(f"create or replace temp view stage_hashes as {STAGE_HASHES}")
-    define_entry_hash(conn)
+    define_hash_macros(conn)
     try:
         with transaction(conn):
             if before is None:
@@ -299,7 +300,7 @@ def refresh_pairs(conn: duckdb.DuckDBPyConnection, table: Table, query: str, par
     now, before = input_changes(conn, table.qualified, version, inputs, params["as_of"])
     cols = ", ".join(c for c in table.column_names if c != "as_of")
     conn.execute("create or replace temp table stage_scope (namespace varchar, entry_id varchar)")
-    define_entry_hash(conn)
+    define_hash_macros(conn)
     try:
         with transaction(conn) if own_transaction else nullcontext():
             if before is None:

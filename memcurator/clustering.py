@@ -433,9 +433,9 @@ def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: dateti
     conn.execute(f"create or replace temp view clusters_then as select * from core.near_duplicate_clusters {changed}")
     # the changed entries read by their hashes (by key, every entry's strings were read: 27 ms of scan in a
     # 1 %-churn night at 1M entries, and as much for the affected entries' first writes below)
-    entries_now = entry_rows("core.entries", "select * from input_changes", ENTRY_TIMES) if scoped else None
-    conn.execute(f"create or replace temp view entries_now as select {ENTRY_TIMES} from "
-                 f"{f'({entries_now})' if entries_now else 'core.entries'}")
+    changed_entries = entry_rows("core.entries", "select * from input_changes", ENTRY_TIMES)
+    entries_now = f"({changed_entries})" if scoped else "core.entries"
+    conn.execute(f"create or replace temp view entries_now as select {ENTRY_TIMES} from {entries_now}")
     try:
         with transaction(conn):
             if stored:

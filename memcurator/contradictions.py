@@ -27,7 +27,7 @@ from memcurator import changes, sql
 from memcurator.config import CurationConfig, public_endpoint
 from memcurator.entries import memory_writes_version
 from memcurator.frames import namespace_passes
-from memcurator.store import (code_version, create_view, define_entry_hash, ensure_cache, entry_rows, params_used,
+from memcurator.store import (code_version, create_view, define_hash_macros, ensure_cache, entry_rows, params_used,
                               registered, replace_table, rows_by_key, transaction)
 from memcurator.tables import AS_OF, ENTRY, NS, C, Table, register
 
@@ -216,7 +216,7 @@ def keep_candidate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> No
                            ENTRY_SUBJECTS.ddl(), json.dumps(params, sort_keys=True))
     for cache in (ENTRY_SUBJECTS, CONTRADICTION_CANDIDATES):
         ensure_cache(conn, cache)
-    define_entry_hash(conn)
+    define_hash_macros(conn)
     now, before = changes.input_changes(conn, table, version, ["core.entries", "core.near_duplicate_pairs"], as_of)
     for temp in ("candidate_scope", "candidate_reads"):  # read by the query either way
         conn.execute(f"create or replace temp table {temp} (namespace varchar, entry_id varchar)")

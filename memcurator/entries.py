@@ -12,7 +12,7 @@ from datetime import date, datetime, time, timedelta
 import duckdb
 
 from memcurator import changes, sql
-from memcurator.store import (code_version, create_view, define_entry_hash, ensure_cache, ensure_table, entry_rows,
+from memcurator.store import (code_version, create_view, define_hash_macros, ensure_cache, ensure_table, entry_rows,
                               params_used, replace_table, set_version, transaction)
 from memcurator.tables import (CHECKS, ENTRIES, ENTRY, ENTRY_HASH, ENTRY_USAGE, MEMORY_WRITES, NS, RECALL_RESULTS,
                                RUNS, C, Table, register)
@@ -189,7 +189,7 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
     # the hashes of the entries whose writes core.memory_writes' last refresh changed, when the entries
     # were folded from the refresh before it (then the others' sets of writes are the same); of every
     # entry otherwise
-    define_entry_hash(conn)  # (sql/entry_provenance.sql reads the refolded entries' writes by their hashes)
+    define_hash_macros(conn)  # (sql/entry_provenance.sql reads the refolded entries' writes by their hashes)
     writes_now, before = changes.input_changes(conn, ENTRIES.qualified, version, [MEMORY_WRITES.qualified], as_of)
     changed_writes = changes.OF_CHANGED_ENTRIES if before and stored and not stale else ""
     writes = (f"({entry_rows(MEMORY_WRITES.qualified, 'select * from input_changes', 'namespace, entry_id, event_id')})"

@@ -225,11 +225,14 @@ def spill_space(where: duckdb.DuckDBPyConnection | Path, name: str) -> Iterator[
 EVERY_HASH = "% 1000003 <> 99999999"
 
 
-def define_entry_hash(conn: duckdb.DuckDBPyConnection) -> None:
-    """The temp macro entry_hash_of(namespace, entry_id): the SQL files hash an entry with it as the tables'
-    entry_hash column does (tables.ENTRY_HASH's expression, one for both). Made by the stages that run them."""
+def define_hash_macros(conn: duckdb.DuckDBPyConnection) -> None:
+    """The temp macros the SQL files hash with, made by the stages that run them: entry_hash_of(namespace,
+    entry_id) hashes an entry as the tables' entry_hash column does (tables.ENTRY_HASH's expression, one for
+    both), and every_hash(h) is EVERY_HASH's filter, true of every hash, for the smaller side of a join on
+    entry_hash."""
     conn.execute("create or replace temp macro entry_hash_of(namespace, entry_id) as "
                  f"{ENTRY_HASH.expression.format(row='')}")
+    conn.execute(f"create or replace temp macro every_hash(h) as h {EVERY_HASH}")
 
 
 def entry_hashes(entries: str) -> str:

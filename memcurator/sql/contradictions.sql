@@ -56,17 +56,17 @@ paired as materialized (
 
 entries_read as materialized (
     select namespace, entry_id, valid_from, last_written_at, trust from core.entries
-    semi join (select entry_hash from paired where entry_hash % 1000003 <> 99999999) using (entry_hash)
+    semi join (select entry_hash from paired where every_hash(entry_hash)) using (entry_hash)
 ),
 
 usage_read as materialized (
     select namespace, entry_id, last_check_status from core.entry_usage
-    semi join (select entry_hash from paired where entry_hash % 1000003 <> 99999999) using (entry_hash)
+    semi join (select entry_hash from paired where every_hash(entry_hash)) using (entry_hash)
 ),
 
 sided as (
-    -- the entries of the pairs, with their usage, each found by the pairs' hashes (with the filter true of
-    -- every hash, store.EVERY_HASH: DuckDB skips the other rows in the scan) and matched by key after
+    -- the entries of the pairs, with their usage, each found by the pairs' hashes (with every_hash, the filter
+    -- true of every hash: DuckDB skips the other rows in the scan) and matched by key after
     -- (joined whole, the entries and their usage were hashed for the few pairs: 0.12-0.16 s at 1M entries,
     -- with none; by key, every row's strings were read: 59 ms of scan in a 1 %-churn night at 1M)
     select e.namespace, e.entry_id, e.valid_from, e.last_written_at, e.trust, u.last_check_status

@@ -117,8 +117,8 @@ scoped_clusters as materialized (  -- whole clusters: those with a member in sco
 
 cluster_writes as (
     -- their members' writes, read by the members' hashes (joined whole, every write of the log was read
-    -- for the 20k members of a 1 %-churn night's clusters at 1M entries; the filter true of every hash is
-    -- store.EVERY_HASH's, which has DuckDB skip the other writes in the scan)
+    -- for the 20k members of a 1 %-churn night's clusters at 1M entries; every_hash, the filter true of
+    -- every hash, has DuckDB skip the other writes in the scan)
     select c.namespace, c.cluster_id, w.ts,
         lag(w.ts) over (partition by c.namespace, c.cluster_id order by w.ts) as previous_ts
     from scoped_clusters as c
@@ -126,7 +126,7 @@ cluster_writes as (
         select * from core.memory_writes where $all
         union all
         select * from core.memory_writes
-        semi join (select entry_hash from scoped_clusters where entry_hash % 1000003 <> 99999999) using (entry_hash)
+        semi join (select entry_hash from scoped_clusters where every_hash(entry_hash)) using (entry_hash)
         where not $all
     ) as w using (namespace, entry_id)
 ),

@@ -158,9 +158,9 @@ texts as (
     union all
     select r.namespace, r.cluster_id, e.text
     from read_texts as r
-    inner join (  -- (the filter true of every hash: store.EVERY_HASH)
+    inner join (  -- (every_hash: the filter true of every hash)
         select namespace, entry_id, text from core.entries
-        semi join (select entry_hash from read_texts where entry_hash % 1000003 <> 99999999) using (entry_hash)
+        semi join (select entry_hash from read_texts where every_hash(entry_hash)) using (entry_hash)
     ) as e on e.namespace = r.namespace and e.entry_id = r.canonical_entry_id
 )
 

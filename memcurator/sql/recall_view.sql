@@ -46,7 +46,7 @@ open_pairs as (
 -- of scan in a 1 %-churn night at 1M entries)
 side_texts as materialized (
     select namespace, entry_id, text from core.entries
-    semi join (select entry_hash from sides where entry_hash % 1000003 <> 99999999) using (entry_hash)
+    semi join (select entry_hash from sides where every_hash(entry_hash)) using (entry_hash)
 ),
 
 recallable_sides as (
