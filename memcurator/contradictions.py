@@ -189,8 +189,8 @@ CONTRADICTION_CANDIDATES = register(Table(
     key=("namespace", "entry_a", "entry_b"),
 ))
 
-# An entry's subject key (the candidates' query reads it from core.entry_subjects), of the rows of ``entries``.
 def subjects(entries: str = "core.entries") -> str:
+    """The subject key of each of the rows of ``entries`` (the candidates' query reads it from core.entry_subjects)."""
     return (f"select namespace, entry_id, array_to_string(list_sort(tags), chr(31)) as subject from {entries} "
             "where len(tags) > 0")
 

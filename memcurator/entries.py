@@ -186,10 +186,10 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
     ensure_cache(conn, ENTRY_SOURCES)
     stale, stored = conn.execute("select count(*) filter (where version <> $v), count(*) from core.entry_sources",
                                  {"v": version}).fetchone()
+    define_hash_macros(conn)  # (sql/entry_provenance.sql reads the refolded entries' writes by their hashes)
     # the hashes of the entries whose writes core.memory_writes' last refresh changed, when the entries
     # were folded from the refresh before it (then the others' sets of writes are the same); of every
     # entry otherwise
-    define_hash_macros(conn)  # (sql/entry_provenance.sql reads the refolded entries' writes by their hashes)
     writes_now, before = changes.input_changes(conn, ENTRIES.qualified, version, [MEMORY_WRITES.qualified], as_of)
     changed_writes = changes.OF_CHANGED_ENTRIES if before and stored and not stale else ""
     writes = (f"({entry_rows(MEMORY_WRITES.qualified, 'select * from input_changes', 'namespace, entry_id, event_id')})"
