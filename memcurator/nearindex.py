@@ -33,9 +33,9 @@ import polars as pl
 from memcurator import changes, clustering, minhash, sql, text
 from memcurator.config import CurationConfig
 from memcurator.frames import pass_numbers
-from memcurator.store import (buffers_held_to, ensure_table, entry_rows, registered, release_buffers, remove_spills,
-                              rows_by_key, spill_space, streamed_frame, transaction)
-from memcurator.tables import NS, C, Table, register
+from memcurator.store import (buffers_held_to, ensure_cache, ensure_table, entry_rows, registered, release_buffers,
+                              remove_spills, rows_by_key, spill_space, streamed_frame, transaction)
+from memcurator.tables import ENTRY_HASH, NS, C, Table, register
 
 # Hashes do not compress: DuckDB would try each compression on every segment of them first (1M entries:
 # their write 2.2 -> 1.95 s).
@@ -51,10 +51,11 @@ NEAR_DUPLICATE_INDEX = register(Table(
         C("band_keys", "UBIGINT[]", "LSH band keys of the MinHash signature, band by band, salted with the namespace and the band (none without shingles).",
           compression=HASHES),
         C("params", "VARCHAR", "The knobs the keys were computed with (JSON); other knobs recompute everything.", False),
+        ENTRY_HASH,
     ),
     key=("namespace", "entry_id"),
 ))
-VERSION = 6  # raise when the way keys are computed or the pairs' declaration changes: a stored index of another version is recomputed (6: the pairs carry no as_of)
+VERSION = 7  # raise when the way keys are computed or the pairs' declaration changes: a stored index of another version is recomputed (6: the pairs carry no as_of; 7: the index carries entry_hash)
 
 
 def params(cfg: CurationConfig) -> str:
@@ -72,9 +73,9 @@ def params(cfg: CurationConfig) -> str:
 # are the same.)
 FINGERPRINT = "hash(norm_text, tags, first_written_at)"
 # The entries to compare with the index, and their index rows, side by side: the entry's fingerprint,
-# the set key the index holds for it, whether it is an entry tonight (present), whether the index holds
-# it (indexed), under this night's knobs (same_knobs) and unchanged (kept: same fingerprint, same
-# knobs). The entries compared are every entry, or those core.entries' last refresh changed when the
+# the set key the index holds for it and that row's id (index_row), whether it is an entry tonight
+# (present), whether the index holds it (indexed), under this night's knobs (same_knobs) and unchanged
+# (kept: same fingerprint, same knobs). The entries compared are every entry, or those core.entries' last refresh changed when the
 # index was derived from the refresh before it (scoped): the others are unchanged. A temp table the
 # incremental night reads several times; only changed and new entries leave DuckDB, unchanged ones only
 # where a changed one needs them.
@@ -82,9 +83,12 @@ INDEX_NAME = NEAR_DUPLICATE_INDEX.qualified
 
 
 def night_entries(scoped: bool) -> str:
-    scope = changes.OF_CHANGED_ENTRIES if scoped else ""
-    # the changed entries' texts read by row id (store.rows_by_key): 0.4 s -> 0.1 s of a 1 %-churn night at 1M
+    # the changed entries' texts read by row id (store.rows_by_key): 0.4 s -> 0.1 s of a 1 %-churn night at 1M;
+    # their index rows by hash (by key, 0.05 s of that night)
     entries = f"({rows_by_key('core.entries', 'select * from input_changes')})" if scoped else "core.entries"
+    columns = "rowid as index_row, namespace, entry_id, fingerprint, set_key, params"
+    indexed = (f"({entry_rows(INDEX_NAME, 'select * from input_changes', columns)})" if scoped
+               else f"(select {columns} from {INDEX_NAME})")
     return f"""
 create or replace temp table night_entries as
 with fingerprinted as (
@@ -92,10 +96,10 @@ with fingerprinted as (
     from {entries}
 ),
 indexed as (
-    select * from core.near_duplicate_index {scope}
+    select * from {indexed}
 )
 select coalesce(f.namespace, i.namespace) as namespace, coalesce(f.entry_id, i.entry_id) as entry_id,
-    f.first_written_at, f.fingerprint, i.set_key,
+    f.first_written_at, f.fingerprint, i.set_key, i.index_row,
     f.entry_id is not null as present,
     i.entry_id is not null as indexed,
     coalesce(i.params = $p, false) as same_knobs,
@@ -155,7 +159,7 @@ def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
     the stored ones that go (the others stand).
 
     Rewrites the index; the caller writes the pairs in the same transaction."""
-    ensure_table(conn, NEAR_DUPLICATE_INDEX)
+    ensure_cache(conn, NEAR_DUPLICATE_INDEX)  # one stored with other columns (another version's) is rebuilt
     remove_spills(conn, SPILL)  # what a full night killed mid-pass left, whichever way this night goes
     knobs = params(cfg)
     entries_now, before = changes.input_changes(conn, INDEX_NAME, knobs, ["core.entries"], as_of)
@@ -272,12 +276,11 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
     # are the groups changed and new entries join. (Every join below has a small side: with a million
     # rows on each side, DuckDB's estimates for temp tables made in the stage's transaction planned
     # cross products.)
-    conn.execute("create or replace temp table leaving as select namespace, entry_id, set_key from night_entries "
-                 "where indexed and not kept")
+    conn.execute("create or replace temp table leaving as select namespace, entry_id, set_key, index_row "
+                 "from night_entries where indexed and not kept")
     regrouped = pl.concat([conn.execute("select distinct namespace, set_key from leaving").pl(),
                            fresh.select("namespace", "set_key")]).unique()
-    conn.execute("delete from core.near_duplicate_index as i where exists (select 1 from leaving as l "
-                 "where l.namespace = i.namespace and l.entry_id = i.entry_id)")
+    conn.execute("delete from core.near_duplicate_index where rowid in (select index_row from leaving)")
     # copied into DuckDB: a join may push a filter on the 64-bit keys into the scan of a registered Arrow
     # frame, which DuckDB hands to pyarrow as a Python int, and keys past 2^63 overflow there
     for name, frame in (("fresh_bands", fresh_bands), ("regrouped", regrouped)):
@@ -305,13 +308,13 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
         with registered(conn, partners=partners):
             conn.execute("create or replace temp table wanted as select namespace, entry_id from regrouped_members "
                          "union select namespace, y from partners")
-        # their entries read by their hashes (by key, every entry's strings were read: 33 ms of scan in a
-        # 1 %-churn night at 1M entries)
+        # their entries and index rows read by their hashes (by key, every entry's strings were read: 33 ms of
+        # scan in a 1 %-churn night at 1M entries)
         wanted = entry_rows("core.entries", "select * from wanted", "namespace, entry_id, first_written_at, tags")
+        indexed = entry_rows(INDEX_NAME, "select * from wanted", "namespace, entry_id, set_key")
         unchanged = conn.execute(
             f"""select i.namespace, i.entry_id, e.first_written_at, i.set_key, e.tags
-                from wanted inner join core.near_duplicate_index as i using (namespace, entry_id)
-                inner join ({wanted}) as e using (namespace, entry_id)""").pl()
+                from ({indexed}) as i inner join ({wanted}) as e using (namespace, entry_id)""").pl()
         # stored pairs between unchanged entries stand, but for the exact pairs of a regrouped group
         if delta:  # the caller keeps them in place and deletes the others
             conn.execute(

@@ -194,15 +194,19 @@ def test_spilled_passes_are_the_passes_of_the_numbered_entries_and_leave_no_file
     assert beside() == []
 
 
-def test_an_index_stored_by_an_earlier_version_is_rebuilt_in_full(conn):
-    """Version 3 stamped each row with the night (an as_of column): its table is dropped, not reused."""
+@pytest.mark.parametrize("version, change", [
+    (3, "add column as_of timestamp"),  # version 3 stamped each row with the night
+    (6, "drop column entry_hash"),  # version 6 had no entry hash to read the changed entries' rows by
+])
+def test_an_index_stored_by_an_earlier_version_is_rebuilt_in_full(conn, version, change):
+    """An index of an earlier version, with other columns: its table is dropped, not reused."""
     day = FIRST + timedelta(days=8)
     assert _night(conn, day) == "full"
-    conn.execute("alter table core.near_duplicate_index add column as_of timestamp")
+    conn.execute(f"alter table core.near_duplicate_index {change}")
     # (its knobs name another version, in its rows and in the record of its refresh)
     for table, column in (("core.near_duplicate_index", "params"), ("work.refreshes", "version")):
         conn.execute(f"update {table} set {column} = replace({column}, '\"version\": {nearindex.VERSION}', "
-                     "'\"version\": 3')")
+                     f"'\"version\": {version}')")
     assert _stage(conn, as_of_for_night(day)) == "full"
     columns = [r[0] for r in conn.execute("select column_name from information_schema.columns where table_schema = 'core' "
                                           "and table_name = 'near_duplicate_index' order by ordinal_position").fetchall()]
