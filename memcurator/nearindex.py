@@ -75,10 +75,10 @@ FINGERPRINT = "hash(norm_text, tags, first_written_at)"
 # The entries to compare with the index, and their index rows, side by side: the entry's fingerprint,
 # the set key the index holds for it and that row's id (index_row), whether it is an entry tonight
 # (present), whether the index holds it (indexed), under this night's knobs (same_knobs) and unchanged
-# (kept: same fingerprint, same knobs). The entries compared are every entry, or those core.entries' last refresh changed when the
-# index was derived from the refresh before it (scoped): the others are unchanged. A temp table the
-# incremental night reads several times; only changed and new entries leave DuckDB, unchanged ones only
-# where a changed one needs them.
+# (kept: same fingerprint, same knobs). The entries compared are every entry, or those core.entries'
+# last refresh changed when the index was derived from the refresh before it (scoped): the others are
+# unchanged. A temp table the incremental night reads several times; only changed and new entries leave
+# DuckDB, unchanged ones only where a changed one needs them.
 INDEX_NAME = NEAR_DUPLICATE_INDEX.qualified
 
 
