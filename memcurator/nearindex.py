@@ -200,7 +200,8 @@ def _full(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: str) -> p
     release_buffers(conn)
     sizes = conn.execute("select namespace, count(*) as len from core.entries group by namespace").pl().sort("namespace")
     sizes = sizes.with_columns(pass_numbers(sizes["len"], cfg.near_duplicate_chunk_entries).alias("pass"))
-    conn.execute("drop table core.near_duplicate_index")  # a stored index of another version may have other columns
+    conn.execute("drop table core.near_duplicate_index")  # every row is computed again (one with other columns
+    # was dropped when the stage began: store.ensure_cache)
     ensure_table(conn, NEAR_DUPLICATE_INDEX)
 
     def store_keys(docs: pl.DataFrame, keys: pl.DataFrame) -> None:
