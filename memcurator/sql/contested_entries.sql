@@ -23,15 +23,11 @@ open_pairs as materialized (
 
 -- include open_pair_sides
 
-states as (
-    select namespace, entry_id, state from side_states semi join sides using (namespace, entry_id)
-),
-
 live as (
     select k.*
     from open_pairs as k
-    inner join states as la on la.namespace = k.namespace and la.entry_id = k.entry_a
-    inner join states as lb on lb.namespace = k.namespace and lb.entry_id = k.entry_b
+    inner join side_states as la on la.namespace = k.namespace and la.entry_id = k.entry_a
+    inner join side_states as lb on lb.namespace = k.namespace and lb.entry_id = k.entry_b
     where la.state in ('active', 'reverify', 'held', 'case') and lb.state in ('active', 'reverify', 'held', 'case')
 ),
 

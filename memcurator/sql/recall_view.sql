@@ -50,10 +50,7 @@ side_texts as materialized (
 ),
 
 recallable_sides as (
-    select l.namespace, l.entry_id
-    from side_states as l
-    semi join sides using (namespace, entry_id)
-    where l.state in ('active', 'reverify', 'held', 'case')
+    select namespace, entry_id from side_states where state in ('active', 'reverify', 'held', 'case')
 ),
 
 live as (
