@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,8 @@ BLANK = " \t\r\n\x0b\x0c"
 BLANK_LINE = "^[" + "".join(f"\\x{ord(c):02x}" for c in BLANK) + "]*$"  # a line of BLANK characters only (RE2)
 DECISIONS_PREFIX = "decisions/"
 TRANSCRIPT_SUFFIXES = (".jsonl", ".jsonl.gz", ".json.gz", ".ndjson", ".ndjson.gz")
+GZIP_MAGIC = b"\x1f\x8b"
+GZIP_CHUNK = 1 << 16  # input bytes a broken gzip member is read in
 
 
 @dataclass
@@ -125,6 +128,34 @@ def _too_deep(source: str, line_no: int, line: str, cfg: CurationConfig) -> dict
                            f"JSON nesting deeper than max_json_depth {cfg.max_json_depth}", line, cfg)
 
 
+def gunzip(data: bytes) -> tuple[bytes, str | None]:
+    """A gzip file's content (its members one after another, as gzip.decompress reads them) and, where the
+    stream breaks off, why. A member read whole with a correct checksum is kept, and so is the start of one
+    whose data ends early (a truncated upload: what came before the cut is as written); a member with a
+    damaged byte is dropped whole, since its checksum cannot tell where the damage is."""
+    try:
+        return gzip.decompress(data), None
+    except (OSError, EOFError, zlib.error) as exc:
+        broken = f"{type(exc).__name__}: {exc}"
+    out, pos = [], 0
+    while pos < len(data):
+        member, part = zlib.decompressobj(wbits=31), []  # one gzip member, its trailer's checksum checked
+        try:
+            for start in range(pos, len(data), GZIP_CHUNK):
+                chunk = data[start:start + GZIP_CHUNK]
+                part.append(member.decompress(chunk))
+                if member.eof:
+                    pos = start + len(chunk) - len(member.unused_data)
+                    break
+            else:
+                out += part  # the data ends inside the member
+                break
+        except zlib.error:
+            break
+        out += part
+    return b"".join(out), broken
+
+
 def read_lines(path: Path, source: str, cfg: CurationConfig) -> tuple[pa.Table, list[dict]]:
     """Split a (possibly gzipped) file into candidate lines plus lines rejected before parsing.
 
@@ -138,12 +169,14 @@ def read_lines(path: Path, source: str, cfg: CurationConfig) -> tuple[pa.Table, 
                                         f"{size} bytes > max_file_bytes {cfg.max_file_bytes}", b"", cfg))
         return _lines_table([], [], source), rejected
     data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            rejected.append(_quarantine_row(source, 0, "corrupt_gzip", str(exc), b"", cfg))
-            return _lines_table([], [], source), rejected
+    if data[:2] == GZIP_MAGIC:
+        content, broken = gunzip(data)
+        # a file that only starts with gzip's two bytes, and holds no gzip stream, is read as lines
+        if broken is None or content or path.name.endswith(".gz"):
+            if broken is not None:
+                rejected.append(_quarantine_row(source, 0, "corrupt_gzip", f"{broken} (the {len(content)} bytes "
+                                                "before it are read as lines)", b"", cfg))
+            data = content
     if b"\x00" not in data:
         lines = _clean_lines(data, source, cfg, rejected)
         if lines is not None:

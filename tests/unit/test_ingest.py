@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
+
 import duckdb
+import orjson
 import pytest
 
 from memcurator import ingest
@@ -108,6 +111,46 @@ def test_gzipped_and_plain_files_give_the_same_events(conn, home):
     write_jsonl(home.landing / "b.jsonl", [GOOD])
     report = run_ingest(conn, home)
     assert (report.valid_events, report.duplicate_events) == (1, 1)
+
+
+def test_a_broken_gzip_file_keeps_the_lines_before_the_break(conn, home):
+    events = [write(f"note {i} about the release train", entry_id=f"e-{i}", id=f"w-{i}") for i in range(400)]
+    whole = write_jsonl(home.landing / "a.jsonl.gz", events, gz=True).read_bytes()
+    (home.landing / "a.jsonl.gz").write_bytes(whole[: len(whole) * 2 // 3])  # a truncated upload
+    report = run_ingest(conn, home)
+    rows = quarantine(conn)
+    assert 0 < report.valid_events < 400
+    assert [r[1] for r in rows if r[1] == "corrupt_gzip"] == ["corrupt_gzip"]
+    assert "bytes before it are read as lines" in [r[2] for r in rows if r[1] == "corrupt_gzip"][0]
+    # the lines read are the first ones, whole or (the last) cut: each one an event or quarantined
+    assert report.valid_events + report.quarantined_lines == report.files[0].lines
+    ids = {r[0] for r in conn.execute("select event_id from raw.events").fetchall()}
+    assert ids == {f"w-{i}" for i in range(report.valid_events)}
+
+
+def test_a_gzip_member_with_a_damaged_byte_is_dropped_whole(conn, home):
+    # its checksum fails at the end, and cannot tell which lines the damage changed
+    first = gzip.compress(b"\n".join(orjson.dumps(e) for e in [GOOD]) + b"\n")
+    events = [write(f"note {i} about the release train", entry_id=f"e-{i}", id=f"w-{i}") for i in range(400)]
+    second = bytearray(gzip.compress(b"\n".join(orjson.dumps(e) for e in events) + b"\n"))
+    second[len(second) // 2] ^= 0xFF
+    (home.landing / "a.jsonl.gz").write_bytes(first + bytes(second))
+    report = run_ingest(conn, home)
+    assert report.valid_events == 1 and [r[1] for r in quarantine(conn)] == ["corrupt_gzip"]
+    assert conn.execute("select event_id from raw.events").fetchall() == [(GOOD["id"],)]
+
+
+def test_a_gzip_file_without_a_readable_stream_is_quarantined_whole(conn, home):
+    (home.landing / "a.jsonl.gz").write_bytes(b"\x1f\x8b" + b"not a deflate stream\n" * 3)
+    report = run_ingest(conn, home)
+    assert report.valid_events == 0 and [r[1] for r in quarantine(conn)] == ["corrupt_gzip"]
+
+
+def test_a_plain_file_that_starts_with_the_gzip_bytes_is_read_line_by_line(conn, home):
+    # (found by test_hostile_input's property test: the whole file went to quarantine as one corrupt_gzip row)
+    write_jsonl(home.landing / "a.jsonl", [b"\x1f\x8b", GOOD])
+    report = run_ingest(conn, home)
+    assert report.valid_events == 1 and [r[:2] for r in quarantine(conn)] == [(1, "invalid_utf8")]
 
 
 def test_reingest_and_relanding_add_nothing(conn, home):
