@@ -140,8 +140,12 @@ def test_a_gzip_member_with_a_damaged_byte_is_dropped_whole(conn, home):
     assert conn.execute("select event_id from raw.events").fetchall() == [(GOOD["id"],)]
 
 
-def test_a_gzip_file_without_a_readable_stream_is_quarantined_whole(conn, home):
-    (home.landing / "a.jsonl.gz").write_bytes(b"\x1f\x8b" + b"not a deflate stream\n" * 3)
+@pytest.mark.parametrize("body", [
+    b"\x1f\x8b" + b"not a deflate stream\n" * 3,  # no gzip header (gzip: BadGzipFile)
+    gzip.compress(b"x\n", mtime=0)[:10] + b"\xff" * 20,  # a header, then no deflate block (zlib.error: it crashed ingest)
+], ids=["no_header", "no_deflate_block"])
+def test_a_gzip_file_without_a_readable_stream_is_quarantined_whole(conn, home, body):
+    (home.landing / "a.jsonl.gz").write_bytes(body)
     report = run_ingest(conn, home)
     assert report.valid_events == 0 and [r[1] for r in quarantine(conn)] == ["corrupt_gzip"]
 
