@@ -17,13 +17,15 @@ where class = 'episodic' and namespace in (
                select namespace, entry_id from core.entry_lifecycle where class = 'episodic')
     using (namespace, entry_id))
 union all
--- every entry of a namespace that began or ceased to record recalls (each side's namespaces made
--- distinct first: "except" over the 1M recalled rows took 0.11 s of that night, this 0.06 s)
+-- every entry of a namespace that began or ceased to record recalls: the namespaces on one side only
+-- (each side's made distinct first, and read once: "except" over the 1M recalled rows took 0.11 s of that
+-- night, two "except"s of the distinct ones 0.06 s)
 select namespace, entry_id from core.entries
-where namespace in ((select distinct namespace from core.recall_results
-                     except select distinct namespace from core.entry_lifecycle where recall_observed)
-                    union (select distinct namespace from core.entry_lifecycle where recall_observed
-                           except select distinct namespace from core.recall_results))
+where namespace in (select coalesce(r.namespace, o.namespace)
+                    from (select distinct namespace from core.recall_results) as r
+                    full join (select distinct namespace from core.entry_lifecycle where recall_observed) as o
+                        using (namespace)
+                    where r.namespace is null or o.namespace is null)
 union all
 -- entries a date rule may move tonight
 select namespace, entry_id from core.entry_lifecycle where next_change_at <= $as_of::timestamp + interval 1 minute

@@ -22,12 +22,6 @@ scoped_usage as not materialized (
     select * from core.entry_usage semi join stage_hashes using (entry_hash) where not $all
 ),
 
-scoped_entries as not materialized (
-    select * from core.entries where $all
-    union all
-    select * from core.entries semi join stage_hashes using (entry_hash) where not $all
-),
-
 scoped_writes as not materialized (
     select * from core.memory_writes where $all
     union all
@@ -41,7 +35,6 @@ members as (
     from scoped_clusters as c
     inner join scoped_generality as g using (namespace, entry_id)
     inner join scoped_usage as u using (namespace, entry_id)
-    inner join scoped_entries as e using (namespace, entry_id)
     where c.member_count >= $min_members
 ),
 
@@ -144,8 +137,8 @@ kept_texts as (
 
 read_texts as (
     -- the text of the canonical member only (members carry no texts: 1M texts read and ranked for 55k
-    -- clusters), read by the canonicals' hashes, the clusters' own (through scoped_entries, every member's
-    -- text was read)
+    -- clusters), read by the canonicals' hashes, the clusters' own (read with the members' entries, every
+    -- member's text was read)
     select c.namespace, c.cluster_id, c.canonical_entry_id, m.entry_hash
     from chosen as c
     anti join kept_texts as k using (namespace, cluster_id)
