@@ -128,7 +128,7 @@ def _too_deep(source: str, line_no: int, line: str, cfg: CurationConfig) -> dict
                            f"JSON nesting deeper than max_json_depth {cfg.max_json_depth}", line, cfg)
 
 
-def gunzip(data: bytes) -> tuple[bytes, str | None]:
+def _gunzip(data: bytes) -> tuple[bytes, str | None]:
     """A gzip file's content (its members one after another, as gzip.decompress reads them) and, where the
     stream breaks off, why. A member read whole with a correct checksum is kept, and so is the start of one
     whose data ends early (a truncated upload: what came before the cut is as written); a member with a
@@ -170,7 +170,7 @@ def read_lines(path: Path, source: str, cfg: CurationConfig) -> tuple[pa.Table, 
         return _lines_table([], [], source), rejected
     data = path.read_bytes()
     if data[:2] == GZIP_MAGIC:
-        content, broken = gunzip(data)
+        content, broken = _gunzip(data)
         # a file that only starts with gzip's two bytes, and holds no gzip stream, is read as lines
         if broken is None or content or path.name.endswith(".gz"):
             if broken is not None:
