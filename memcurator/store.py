@@ -346,7 +346,6 @@ def replace_table_from_frame(conn: duckdb.DuckDBPyConnection, table: Table, fram
         return replace_table(conn, table, query, params, own_transaction)
 
 
-
 FICLONE = 0x40049409  # Linux's ioctl that makes a file share another's blocks (linux/fs.h)
 
 
