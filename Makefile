@@ -8,7 +8,7 @@ UV_VERSION := 0.13.9
 export MEMCURATOR_HOME ?= $(CURDIR)/.memcurator
 export DAGSTER_HOME ?= $(MEMCURATOR_HOME)/dagster
 
-.PHONY: setup demo test test-shared test-ui test-scaleout browser redis eval ui sql bench bench-10m clean lock crash
+.PHONY: setup demo test fuzz test-shared test-ui test-scaleout browser redis eval ui sql bench bench-10m clean lock crash
 
 setup: $(VENV)/.installed
 
@@ -31,6 +31,10 @@ demo: setup
 ## 9 min 48 s against 13 min 17 s in one process; the tests share no file or port).
 test: setup
 	$(BIN)/pytest -m "not shared_data and not ui and not scaleout" -q -n auto
+
+## The property tests drawing new examples, 2,000 each (`make test` replays the same 60 on every run).
+fuzz: setup
+	$(BIN)/pytest tests/unit/test_hostile_input.py tests/unit/test_ranking.py -q --hypothesis-profile=fuzz
 
 ## Tests on the real external files in ../shared/data.
 test-shared: setup

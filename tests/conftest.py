@@ -8,12 +8,19 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import settings
 
 from memcurator import store
 from memcurator.home import Home
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 _ids = itertools.count(1)
+
+# The property tests draw the same examples on every run (derandomize: a failure in `make test` is the
+# change's, not a new draw's); `make fuzz` draws new ones (--hypothesis-profile=fuzz), many more of them.
+settings.register_profile("replay", derandomize=True, max_examples=60)
+settings.register_profile("fuzz", derandomize=False, max_examples=2000)
+settings.load_profile("replay")
 
 
 def ev(type_: str, data: dict, *, ts: str = "2026-11-02T10:00:00Z", namespace: str = "ns-a",

@@ -41,7 +41,7 @@ event_like = st.fixed_dictionaries(
         "namespace": st.text(max_size=12), "data": json_values})
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.one_of(event_like, st.binary(max_size=60)), min_size=1, max_size=25))
 @example(items=[b"\x1f\x8b", {}])  # a plain file starting with gzip's two bytes (read whole as gzip once)
 def test_any_input_is_either_an_event_or_quarantined_never_a_crash(tmp_path_factory, items):

@@ -44,7 +44,7 @@ def frame(items) -> pl.DataFrame:
     }, schema_overrides={"last_recalled_at": pl.Datetime("us")})
 
 
-@settings(max_examples=40, deadline=None)
+@settings(deadline=None)
 @given(rows, st.floats(0.01, 1), st.integers(1, 5))
 def test_score_is_deterministic_and_monotone(items, more_generality, more_proven):
     base = frame(items)
