@@ -23,9 +23,10 @@ def published_store_asset(upstream: list[dg.AssetKey]) -> dg.AssetsDefinition:
         """One file: published/store.duckdb, the read-only snapshot for analysts and recall().
 
         Recreates the `analyst` views, compacts the store when it is due (work.compactions), checkpoints
-        it, copies it (a clone of the file where the filesystem shares blocks: store.clone_or_copy) and
-        renames the copy into place, so a reader never takes the writer's lock and never sees a
-        half-written table.
+        it, writes its copy (store.publish: a clone of the file where the filesystem shares blocks; else
+        the pages that differ written over the snapshot before, when no reader holds it; else a byte
+        copy) and renames the copy into place, so a reader never takes the writer's lock and never sees
+        a half-written table.
         """
         home = store_resource.paths
         with store_resource.writer() as conn:
@@ -36,6 +37,7 @@ def published_store_asset(upstream: list[dg.AssetKey]) -> dg.AssetsDefinition:
             "path": dg.MetadataValue.path(str(published.path)),
             "bytes": dg.MetadataValue.int(published.path.stat().st_size),
             "copied_by": dg.MetadataValue.text(published.copied_by),
+            "written_bytes": dg.MetadataValue.int(published.written),
             "compaction": dg.MetadataValue.text(compacted or "not due"),
         })
 

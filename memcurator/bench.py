@@ -646,6 +646,10 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
     progress(f"derivation {derivation:.1f} s, peak RSS {night['derivation_peak_rss_mb']:,.0f} MB "
              f"(ingest {stages[0].wall_s:.1f} s, {night['ingest_peak_rss_mb']:,.0f} MB)")
     near = next(s for s in stages if s.name == "core.near_duplicate_pairs")
+    if churn and job_night:
+        # the snapshots of the two nights before the job night, as their runs publish them (not timed): the
+        # job night's publish then finds what a publish finds on any night (store.publish)
+        store.publish(home.store, home.published)
     scored = in_fresh_process(_score_fleet, home.store, kept, baseline_entries)
     result = {
         "entries": entries, "namespaces": namespaces, "words": words, "seed": seed, "commit": code_commit(),
@@ -681,6 +685,7 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
         result["churn"]["compaction_s"] = compacted.wall_s
         progress(f"compaction of the store after it: {compacted.wall_s:.2f} s")
         if job_night:
+            store.publish(home.store, home.published)
             # the night after, as users run it: the Dagster job with its checks and publish, on the same share
             in_fresh_process(_land_churn, kept, home.landing, "job.jsonl", count, namespaces, words, seed + 2,
                              as_of + timedelta(days=1), "j")
@@ -689,7 +694,7 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
             job = result["churn"]["job_night"]
             progress(f"the nightly job on the next {churn:.1%}: {job['wall_s']:.1f} s "
                      f"({', '.join(f'{k} {v:.1f} s' for k, v in job['by_kind'].items())}; "
-                     f"the snapshot written by {job['published_by']})")
+                     f"the snapshot written by {job['published_by']}, {job['published_mb']:,.0f} MB)")
         # the day after, a night with no new file in the landing: what any night costs, whatever changed (the
         # rules that move with the date, the tables derived whole, the close). Its only input is the few
         # events of the files before dated after their night (recalls and checks minutes after midnight).
@@ -727,15 +732,18 @@ def _job_night(home_root: Path, night: str) -> dict:
     wall = time.perf_counter() - started
     steps = {e.step_key: e.event_specific_data.duration_ms / 1000 for e in result.all_events
              if e.event_type_value == dg.DagsterEventType.STEP_SUCCESS.value}
-    # how the snapshot was written: a clone of the store's file (XFS, btrfs) or a copy (store.clone_or_copy)
-    published = [m.metadata["copied_by"].value for m in result.asset_materializations_for_node("analyst__published_store")]
+    # how the snapshot was written (store.publish: a clone of the store's file, the pages that differ
+    # written over the snapshot before, or a copy) and how many bytes that wrote
+    published = [(m.metadata["copied_by"].value, m.metadata["written_bytes"].value)
+                 for m in result.asset_materializations_for_node("analyst__published_store")]
     by_kind: dict[str, float] = {}
     for key, seconds in steps.items():
         kind = JOB_KINDS.get(key, "tables" if key in tables else "checks")
         by_kind[kind] = round(by_kind.get(kind, 0.0) + seconds, 3)
     return {"night": night, "success": result.success, "wall_s": round(wall, 3), "by_kind": by_kind,
             "steps": {k: round(v, 3) for k, v in sorted(steps.items())}, "peak_rss_mb": round(_peak_mb(), 1),
-            "published_by": published[0] if published else None}
+            "published_by": published[0][0] if published else None,
+            "published_mb": round(published[0][1] / 1e6, 1) if published else None}
 
 
 def combine(runs: list[dict]) -> dict:
@@ -1013,7 +1021,9 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
                        + (f" (runs: {', '.join(f'{x:.1f}' for x in job['wall_runs'])} s)" if "wall_runs" in job else "")
                        + "; its steps in the run whose derivation is the median: "
                        + ", ".join(f"{kind} {seconds:.1f} s" for kind, seconds in job["by_kind"].items())
-                       + (f" (the snapshot written by {job['published_by']})" if job.get("published_by") else "")
+                       + (f" (the snapshot written by {job['published_by']}"
+                          + (f", {job['published_mb']:,.0f} MB" if job.get("published_mb") is not None else "") + ")"
+                          if job.get("published_by") else "")
                        + (f"; the job's process peaked at {job['peak_rss_mb'] / 1024:.1f} GB (the largest of the runs)"
                           if "peak_rss_mb" in job else "")
                        + ". The checks and the publish are not part of the derivation timed above)")

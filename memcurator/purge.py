@@ -202,7 +202,7 @@ def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig =
         changes.forget(conn)
     _compact(home.store)
     if home.published.exists():
-        store.publish(home.store, home.published)
+        store.publish(home.store, home.published, keep_spare=False)
     receipt.line_sha256.sort()
     with open(home.root / LEDGER, "ab") as ledger:
         ledger.write(orjson.dumps(asdict(receipt)) + b"\n")

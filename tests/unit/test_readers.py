@@ -5,11 +5,16 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import random
 import subprocess
 import sys
 
+import pytest
+
 from memcurator import store
 from memcurator.tables import EVENTS
+
+INSERT = "INSERT INTO raw.events VALUES ($id, 'run.start', now()::timestamp, 'ns', null, null, 'agent', null, '{}', 'h', 'f', 1)"
 
 READ = """
 import duckdb, sys
@@ -64,7 +69,7 @@ def test_the_snapshot_is_a_clone_of_the_store_where_the_filesystem_shares_blocks
 
     monkeypatch.setattr(fcntl, "ioctl", clone)
     published = store.publish(home.store, home.published)
-    assert published == (home.published, "clone") and calls == [store.FICLONE]
+    assert published == (home.published, "clone", 0) and calls == [store.FICLONE]
     assert home.published.read_bytes() == home.store.read_bytes()
 
 
@@ -75,7 +80,95 @@ def test_the_snapshot_is_a_byte_copy_where_the_filesystem_cannot_share_blocks(ho
         raise OSError(errno.EOPNOTSUPP, "Operation not supported")  # ext4
 
     monkeypatch.setattr(fcntl, "ioctl", unsupported)
-    assert store.publish(home.store, home.published) == (home.published, "copy")
+    assert store.publish(home.store, home.published) == (home.published, "copy", home.store.stat().st_size)
     assert home.published.read_bytes() == home.store.read_bytes()
     with store.connect(home.published, read_only=True) as reader:
         assert reader.execute("select count(*) from raw.events").fetchone()[0] == 1
+
+
+def _no_clone(monkeypatch):
+    def unsupported(*args):
+        raise OSError(errno.EOPNOTSUPP, "Operation not supported")  # ext4
+
+    monkeypatch.setattr(fcntl, "ioctl", unsupported)
+
+
+def _add_events(home, count):
+    with store.connect(home.store) as writer:
+        store.ensure_table(writer, EVENTS)
+        start = writer.execute("select count(*) from raw.events").fetchone()[0]
+        for i in range(start, start + count):
+            writer.execute(INSERT, {"id": f"e{i}"})
+
+
+def _count(path):
+    with store.connect(path, read_only=True) as reader:
+        return reader.execute("select count(*) from raw.events").fetchone()[0]
+
+
+def _pages_differing(a: bytes, b: bytes) -> int:
+    """Bytes in the pages of ``a`` that differ from ``b`` (a page past b's end differs)."""
+    page = store.PAGE
+    return sum(len(a[i:i + page]) for i in range(0, len(a), page) if a[i:i + page] != b[i:i + page])
+
+
+def test_a_publish_without_clones_writes_over_the_snapshot_before_only_the_pages_that_differ(home, monkeypatch):
+    _no_clone(monkeypatch)
+    spare = store.spare_path(home.published)
+    _add_events(home, 1)
+    assert store.publish(home.store, home.published).copied_by == "copy"  # nothing before it
+    assert not spare.exists()
+    _add_events(home, 1)
+    assert store.publish(home.store, home.published).copied_by == "copy"  # the snapshot it replaced is kept
+    assert spare.exists() and _count(spare) == 1
+    _add_events(home, 1)
+    with store.connect(home.store) as conn:
+        conn.execute("CHECKPOINT")
+    before = spare.read_bytes()
+    published = store.publish(home.store, home.published)
+    assert published.copied_by == "delta"
+    assert home.published.read_bytes() == home.store.read_bytes() and _count(home.published) == 3
+    assert published.written == _pages_differing(home.store.read_bytes(), before) < home.store.stat().st_size
+    assert _count(spare) == 2  # the night before's snapshot, for the next publish
+
+
+def test_a_snapshot_a_reader_holds_is_never_written_over(home, monkeypatch):
+    _no_clone(monkeypatch)
+    _add_events(home, 1)
+    store.publish(home.store, home.published)
+    with store.connect(home.published, read_only=True) as reader:  # open across the next two publishes
+        held = reader.execute("select count(*) from raw.events").fetchone()[0]
+        _add_events(home, 1)
+        store.publish(home.store, home.published)  # the reader's file is now the spare
+        _add_events(home, 1)
+        assert store.publish(home.store, home.published).copied_by == "copy"  # held: not written over
+        assert reader.execute("select count(*) from raw.events").fetchone()[0] == held == 1
+    assert _count(home.published) == 3 and _count(store.spare_path(home.published)) == 2
+
+
+def test_a_purge_publish_keeps_no_earlier_snapshot_or_left_temp_file(home, monkeypatch):
+    _no_clone(monkeypatch)
+    _add_events(home, 1)
+    store.publish(home.store, home.published)
+    store.publish(home.store, home.published)
+    left = home.published.with_name(f".{home.published.name}.999.tmp")  # a publish killed before its rename
+    left.write_bytes(b"old")
+    assert store.spare_path(home.published).exists()
+    assert store.publish(home.store, home.published, keep_spare=False).copied_by == "copy"
+    assert sorted(p.name for p in home.published.parent.iterdir()) == [home.published.name]
+
+
+@pytest.mark.parametrize("target_size", [0, 3 * 4096, 10 * 4096 + 17, 40 * 4096])
+def test_writing_the_changed_pages_makes_a_byte_copy(tmp_path, monkeypatch, target_size):
+    monkeypatch.setattr(store, "WINDOW", 5 * store.PAGE + 100)  # windows that end inside a page
+    rng = random.Random(target_size)
+    source = bytearray(rng.randbytes(20 * store.PAGE + 321))
+    target = bytearray(source[:target_size]) + bytearray(rng.randbytes(max(0, target_size - len(source))))
+    for at in rng.sample(range(min(len(source), len(target)) or 1), min(5, len(target))):
+        target[at] ^= 0xFF  # a few bytes differ
+    (tmp_path / "s").write_bytes(source)
+    (tmp_path / "t").write_bytes(target)
+    written = store.write_changed_pages(tmp_path / "s", tmp_path / "t")
+    assert (tmp_path / "t").read_bytes() == source
+    # what the target lacked, and at most a page around each of the five changed bytes and the last page
+    assert written <= max(0, len(source) - target_size) + 6 * store.PAGE
