@@ -452,9 +452,8 @@ def publish(store_path: Path, published_path: Path, keep_spare: bool = True) -> 
     published_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = published_path.with_name(f".{published_path.name}.{os.getpid()}.tmp")
     spare = spare_path(published_path)
-    if not keep_spare:  # earlier snapshots, and the temp files of publishes killed before their rename
-        for left in published_path.parent.glob(f".{published_path.name}.*"):
-            left.unlink(missing_ok=True)
+    for left in _left_files(published_path, every=not keep_spare):
+        left.unlink(missing_ok=True)
     try:
         copied_by, written = _write_snapshot(store_path, tmp, spare if keep_spare else None, published_path)
     except BaseException:
@@ -474,6 +473,27 @@ def publish(store_path: Path, published_path: Path, keep_spare: bool = True) -> 
     if keep:
         os.replace(replaced, spare)
     return Published(published_path, copied_by, written)
+
+
+def _left_files(published_path: Path, every: bool = False) -> list[Path]:
+    """The temp files and spare links (named with their process id) of publishes killed before their rename,
+    each the size of the store; with ``every``, the spare and every such file, whoever made it."""
+    left = []
+    for path in published_path.parent.glob(f".{published_path.name}.*"):
+        pid = path.name.removesuffix(".tmp").rsplit(".", 1)[-1]
+        if every or (pid.isdigit() and not _alive(int(pid))):
+            left.append(path)
+    return left
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _write_snapshot(store_path: Path, tmp: Path, spare: Path | None, published_path: Path) -> tuple[str, int]:

@@ -172,3 +172,22 @@ def test_writing_the_changed_pages_makes_a_byte_copy(tmp_path, monkeypatch, targ
     assert (tmp_path / "t").read_bytes() == source
     # what the target lacked, and at most a page around each of the five changed bytes and the last page
     assert written <= max(0, len(source) - target_size) + 6 * store.PAGE
+
+
+def test_a_publish_removes_the_files_of_publishes_killed_before_their_rename(home, monkeypatch):
+    _no_clone(monkeypatch)
+    _add_events(home, 1)
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        folder, name = home.published.parent, home.published.name
+        folder.mkdir(parents=True, exist_ok=True)
+        dead = [folder / f".{name}.{ended.stdout.strip()}.tmp", folder / f".{name}.spare.{ended.stdout.strip()}"]
+        live = folder / f".{name}.{running.pid}.tmp"  # a publish still writing
+        for path in (*dead, live):
+            path.write_bytes(b"a store-sized file")
+        store.publish(home.store, home.published)
+        assert not any(path.exists() for path in dead) and live.exists()
+    finally:
+        running.kill()
+        running.wait()
