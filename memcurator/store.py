@@ -407,6 +407,8 @@ def write_changed_pages(source: Path, target: Path) -> int:
                 for low, high in _differing_runs(new, old, offset, n, m):
                     os.pwrite(dst.fileno(), new[offset + low:offset + high], offset + low)
                     written += high - low
+                _unmap(new, offset, n)
+                _unmap(old, offset, m)
         finally:
             for mapped in (new, old):
                 if isinstance(mapped, mmap.mmap):
@@ -416,6 +418,14 @@ def write_changed_pages(source: Path, target: Path) -> int:
         # rename by the filesystem: synced, a crash cannot leave the published name on a mix of nights
         os.fsync(dst.fileno())
     return written
+
+
+def _unmap(mapped, offset: int, length: int) -> None:
+    """Let go of the window's pages in this process (the page cache keeps them): mapped whole, the two
+    files would count in the process's resident memory, 5 GB at 1M entries."""
+    if isinstance(mapped, mmap.mmap) and length and hasattr(mmap, "MADV_DONTNEED"):
+        start = offset - offset % mmap.PAGESIZE
+        mapped.madvise(mmap.MADV_DONTNEED, start, offset + length - start)
 
 
 def _differing_runs(new, old, offset: int, n: int, m: int) -> list[tuple[int, int]]:
