@@ -12,6 +12,11 @@ DuckDB's merges) when a table's deleted rows reach ``DEAD_SHARE`` of its stored 
 ``COMPACT_DAYS`` passed since the last compaction (each night's inserts add a small row group to the
 tables it keeps). Compaction changes how rows are stored, never which: every table reads the same.
 A purge compacts into a fresh file anyway (memcurator/purge.py).
+
+work.changes is the exception: each refresh replaces its table's rows there, so after a night most of
+its rows are deleted ones, and it made every night from the third on compact the whole store (at 1M
+entries 2.6 s of the nightly job's publish step, 0.2 s of a night with no new file). The close writes
+it again alone instead (its live rows into a fresh table), which leaves it nothing to merge.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from datetime import datetime, timedelta
 
 import duckdb
 
-from memcurator.store import ensure_table, transaction
+from memcurator.changes import CHANGES
+from memcurator.store import ensure_table, table_exists, transaction
 from memcurator.tables import C, Table, register
 
 DEAD_SHARE = 0.10  # a table's deleted rows, of the rows it stores, that make a night compact
@@ -69,6 +75,25 @@ def storage(conn: duckdb.DuckDBPyConnection) -> Storage:
     return Storage(stored, deleted, over)
 
 
+def rewrite_when_dead(conn: duckdb.DuckDBPyConnection, table: Table) -> bool:
+    """Write ``table`` again, its live rows into a fresh table of its declaration, when its deleted rows
+    reach the share that would compact the store; True when it did."""
+    if not table_exists(conn, table.schema, table.name):
+        return False
+    size = conn.execute("select estimated_size from duckdb_tables() where database_name = current_database() "
+                        "and schema_name = $s and table_name = $n", {"s": table.schema, "n": table.name}).fetchone()[0]
+    live = conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
+    if size < ROW_GROUP_ROWS or size - live < DEAD_SHARE * size:
+        return False
+    with transaction(conn):
+        conn.execute(f"create temp table live_rows as select * from {table.qualified}")
+        conn.execute(f"drop table {table.qualified}")
+        conn.execute(table.ddl())
+        conn.execute(f"insert into {table.qualified} select * from live_rows")
+        conn.execute("drop table live_rows")
+    return True
+
+
 def due(conn: duckdb.DuckDBPyConnection, as_of: datetime, found: Storage) -> str | None:
     """Why the night ending at ``as_of`` compacts, or None."""
     ensure_table(conn, COMPACTIONS)
@@ -80,8 +105,13 @@ def due(conn: duckdb.DuckDBPyConnection, as_of: datetime, found: Storage) -> str
     return "interval" if as_of - last >= timedelta(days=COMPACT_DAYS) else None
 
 
+REWRITTEN = (CHANGES,)  # tables whose rows the nights replace: written again alone at the close
+
+
 def close_night(conn: duckdb.DuckDBPyConnection, as_of: datetime, force: bool = False) -> str | None:
     """End a night: compact when due (or ``force``), then checkpoint. Returns the reason, or None."""
+    for table in REWRITTEN:
+        rewrite_when_dead(conn, table)
     found = storage(conn)
     reason = "forced" if force else due(conn, as_of, found)
     if reason is None:

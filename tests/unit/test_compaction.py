@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from memcurator import compaction, store
+from memcurator import changes, compaction, store
 
 NIGHT = datetime(2026, 11, 3)
 ROWS = 400_000  # a few of DuckDB's row groups (122,880 rows each)
@@ -55,6 +55,26 @@ def test_deleted_rows_over_the_share_compact_the_store_and_the_table_reads_the_s
         assert rounds >= 1 and after < stored
     with store.connect(path) as conn:  # and it stays so, reopened
         assert content(conn, "core.t") == before and stored_rows(conn, "core.t") < ROWS * 0.75
+
+
+def test_the_changes_table_is_written_again_alone_rather_than_compacting_the_store(tmp_path):
+    # each refresh replaces its table's rows in work.changes: by the next night most of them are deleted
+    path = tmp_path / "store.duckdb"
+    with store.connect(path) as conn:
+        assert compaction.close_night(conn, NIGHT - timedelta(days=1)) == "first_night"
+        changes.ensure(conn)
+        conn.execute("insert into work.changes select ['core.a', 'core.b'][i % 2 + 1], 'ns', 'e' || i "
+                     "from range($n) r(i)", {"n": ROWS})  # two tables' rows in every row group
+        conn.execute("checkpoint")
+        conn.execute("delete from work.changes where table_name = 'core.a'")
+        conn.execute("insert into work.changes select 'core.a', 'ns', 'f' || i from range(1000) r(i)")
+        conn.execute("checkpoint")
+        before = conn.execute("select count(*), sum(hash(table_name, namespace, entry_id)) from work.changes").fetchone()
+        assert stored_rows(conn, "work.changes") == ROWS + 1000
+        assert compaction.close_night(conn, NIGHT) is None  # no compaction of the store for it
+        assert stored_rows(conn, "work.changes") == ROWS // 2 + 1000
+        assert conn.execute("select count(*), sum(hash(table_name, namespace, entry_id)) from work.changes").fetchone() == before
+        assert store.stored_as_declared(conn, changes.CHANGES)  # its declaration, NOT NULL columns included
 
 
 def row_groups(conn, table: str) -> int:
