@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 import duckdb
 
 from memcurator.changes import CHANGES
-from memcurator.store import ensure_table, table_exists, transaction
+from memcurator.store import ensure_table, transaction
 from memcurator.tables import C, Table, register
 
 DEAD_SHARE = 0.10  # a table's deleted rows, of the rows it stores, that make a night compact
@@ -75,23 +75,14 @@ def storage(conn: duckdb.DuckDBPyConnection) -> Storage:
     return Storage(stored, deleted, over)
 
 
-def rewrite_when_dead(conn: duckdb.DuckDBPyConnection, table: Table) -> bool:
-    """Write ``table`` again, its live rows into a fresh table of its declaration, when its deleted rows
-    reach the share that would compact the store; True when it did."""
-    if not table_exists(conn, table.schema, table.name):
-        return False
-    size = conn.execute("select estimated_size from duckdb_tables() where database_name = current_database() "
-                        "and schema_name = $s and table_name = $n", {"s": table.schema, "n": table.name}).fetchone()[0]
-    live = conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
-    if size < ROW_GROUP_ROWS or size - live < DEAD_SHARE * size:
-        return False
+def rewrite(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
+    """Write ``table`` again alone: its live rows into a fresh table of its declaration."""
     with transaction(conn):
         conn.execute(f"create temp table live_rows as select * from {table.qualified}")
         conn.execute(f"drop table {table.qualified}")
         conn.execute(table.ddl())
         conn.execute(f"insert into {table.qualified} select * from live_rows")
         conn.execute("drop table live_rows")
-    return True
 
 
 def due(conn: duckdb.DuckDBPyConnection, as_of: datetime, found: Storage) -> str | None:
@@ -110,9 +101,12 @@ REWRITTEN = (CHANGES,)  # tables whose rows the nights replace: written again al
 
 def close_night(conn: duckdb.DuckDBPyConnection, as_of: datetime, force: bool = False) -> str | None:
     """End a night: compact when due (or ``force``), then checkpoint. Returns the reason, or None."""
-    for table in REWRITTEN:
-        rewrite_when_dead(conn, table)
     found = storage(conn)
+    dead = [table for table in REWRITTEN if table.qualified in found.over_share]
+    for table in dead:
+        rewrite(conn, table)
+    if dead:
+        found = storage(conn)
     reason = "forced" if force else due(conn, as_of, found)
     if reason is None:
         conn.execute("checkpoint")
