@@ -381,9 +381,10 @@ def spare_path(published_path: Path) -> Path:
 
 def _locked(path: Path) -> bool:
     """Whether any process holds a lock on the file (DuckDB takes one for every connection, read-only
-    ones too), from /proc/locks, which also shows this process's own; True where that cannot be read."""
-    st = path.stat()
-    tag = f" {os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino} "
+    ones too), from /proc/locks, which also shows this process's own; True where that cannot be read.
+    Matched by inode number alone: /proc/locks names the filesystem's device, which is not always the one
+    stat gives (btrfs subvolumes), and a lock on another filesystem's same inode only costs a copy."""
+    tag = f":{path.stat().st_ino} "
     try:
         with open("/proc/locks") as locks:
             return any(tag in line for line in locks)
