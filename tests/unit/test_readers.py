@@ -191,3 +191,27 @@ def test_a_publish_removes_the_files_of_publishes_killed_before_their_rename(hom
     finally:
         running.kill()
         running.wait()
+
+
+def test_a_delta_publish_that_fails_midway_leaves_the_snapshot_whole(home, monkeypatch):
+    _no_clone(monkeypatch)
+    _add_events(home, 1)
+    store.publish(home.store, home.published)
+    _add_events(home, 1)
+    store.publish(home.store, home.published)  # now a spare to write over
+    _add_events(home, 1)
+    published = home.published.read_bytes()
+
+    def disk_full(*args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "pwrite", disk_full)
+    with pytest.raises(OSError):
+        store.publish(home.store, home.published)
+    monkeypatch.undo()
+    # readers keep the last whole snapshot; the half-written spare is gone, not renamed into place
+    assert home.published.read_bytes() == published and _count(home.published) == 2
+    assert sorted(p.name for p in home.published.parent.iterdir()) == [home.published.name]
+    _no_clone(monkeypatch)
+    assert store.publish(home.store, home.published).copied_by == "copy"  # no spare left: the next one copies
+    assert _count(home.published) == 3
