@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 import duckdb
 
 from memcurator.changes import CHANGES
-from memcurator.store import ensure_table, transaction
+from memcurator.store import ensure_table, replace_table, transaction
 from memcurator.tables import C, Table, register
 
 DEAD_SHARE = 0.10  # a table's deleted rows, of the rows it stores, that make a night compact
@@ -79,9 +79,7 @@ def rewrite(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
     """Write ``table`` again alone: its live rows into a fresh table of its declaration."""
     with transaction(conn):
         conn.execute(f"create temp table live_rows as select * from {table.qualified}")
-        conn.execute(f"drop table {table.qualified}")
-        conn.execute(table.ddl())
-        conn.execute(f"insert into {table.qualified} select * from live_rows")
+        replace_table(conn, table, "select * from live_rows", own_transaction=False)
         conn.execute("drop table live_rows")
 
 
