@@ -80,9 +80,11 @@ clean:
 eval: setup
 	$(BIN)/memcurator eval-suite --data ../shared/data --out-dir reports/eval --report docs/evaluation.md
 
-## kill -9 the nightly run 20 times at random moments; every store must open and converge.
+## kill -9 the nightly run 20 times at random moments on a first night, 20 times on the third night
+## (incremental, its publish a delta); every store must open and converge, every snapshot be whole.
 crash: setup
 	$(BIN)/memcurator crash-test --kills 20 --out reports/crash.json
+	$(BIN)/memcurator crash-test --kills 20 --after-nights 2 --workdir reports/crash-later --out reports/crash-later.json
 
 ## Benchmarks (not timed tests): 10k and 100k entries with a churn night, medians of BENCH_REPEAT runs,
 ## recall latency on a 50k-entry namespace; BENCH_SIZES="10000 100000 1000000" adds the million.

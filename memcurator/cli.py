@@ -497,16 +497,20 @@ def purge_command(namespace: Optional[str] = typer.Option(None, "--namespace", "
 @app.command("crash-test")
 def crash_test_command(kills: int = typer.Option(20, help="How many runs to kill."),
                        writes: int = typer.Option(5_000, help="Size of the seeded demo fleet."),
+                       after_nights: int = typer.Option(0, "--after-nights", help="Kill the night after this many "
+                                                        "uninterrupted ones (an incremental night, a delta publish)."),
                        workdir: Path = typer.Option(Path("reports/crash"), help="Scratch homes go here."),
                        out: Optional[Path] = typer.Option(None, "--out", help="Write the kills as JSON here.")) -> None:
-    """kill -9 the nightly run at random moments; the store must open and the rerun converge."""
+    """kill -9 the nightly run at random moments; the store must open, the published snapshot be a whole
+    night's and the rerun converge."""
     import orjson
 
     from memcurator.crash import as_dicts, crash_test
 
-    result = crash_test(workdir, kills=kills, writes=writes, progress=console.print)
-    bad = [k for k in result if not (k.store_opened and k.converged)]
-    console.print(f"{len(result) - len(bad)} of {len(result)} killed runs: store opened and rerun converged")
+    result = crash_test(workdir, kills=kills, writes=writes, after_nights=after_nights, progress=console.print)
+    bad = [k for k in result if not (k.store_opened and k.converged and k.published != "broken")]
+    console.print(f"{len(result) - len(bad)} of {len(result)} killed runs: store opened, published snapshot whole, "
+                  "rerun converged")
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(orjson.dumps(as_dicts(result), option=orjson.OPT_INDENT_2))

@@ -3,10 +3,17 @@
 `memcurator crash-test --kills N` builds a seeded demo fleet, runs one uninterrupted night as the
 reference, then N times: copies the landing folder into a fresh home, starts ``memcurator run`` as
 its own process group, kills it with SIGKILL after a random delay within the reference run's
-duration (from the moment the reference run created its store), opens the store (it must
+duration (from the moment the reference run first wrote its store), opens the store (it must
 open: never corrupted), reruns the night to completion and
 compares the content hash of every table and of the lake with the reference. Each kill is
 reported with its delay, the stage the store had reached, and whether it converged.
+
+With ``--after-nights K`` the killed night is the (K+1)-th: the reference runs the K nights before it
+uninterrupted, and each killed run starts from a copy of that home (store, lake, published snapshot
+and its spare). So the kills land in incremental nights (the refreshes that reuse the night before's
+work) and in a publish that writes the pages that differ over the spare (store.publish). The
+published snapshot the kill leaves must be a whole one, the night before's or the killed night's,
+and after the rerun the killed night's.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import duckdb
@@ -84,34 +91,49 @@ class Kill:
     store_opened: bool
     converged: bool
     differing: list[str]
+    published: str  # the snapshot the kill left: none, before (the night before's), this night, or broken
 
 
 def crash_test(workdir: Path, kills: int = 20, writes: int = 5_000, namespaces: int = 4, seed: int = 11,
-               progress=print) -> list[Kill]:
+               after_nights: int = 0, progress=print) -> list[Kill]:
     workdir.mkdir(parents=True, exist_ok=True)
-    reference = Home.from_env(workdir / "reference").ensure()
+    reference = Home.from_env(workdir / "reference")
+    shutil.rmtree(reference.root, ignore_errors=True)  # a store left by an earlier test would make it a later night
+    reference.ensure()
     demo.generate(reference.landing, reference.truth, writes=writes, namespaces=namespaces, days=30, seed=seed,
                   end=NIGHT, hostile_share=0.003)
+    for back in range(after_nights, 0, -1):
+        earlier = (NIGHT - timedelta(days=back)).isoformat()
+        if _run(reference, earlier, _env(reference)).wait() != 0:
+            raise RuntimeError(f"the uninterrupted night {earlier} before the killed one failed")
+    # what every killed run starts from (its own run history aside)
+    start = workdir / "start"
+    shutil.rmtree(start, ignore_errors=True)
+    shutil.copytree(reference.root, start, ignore=lambda folder, names: [reference.dagster_home.name]
+                    if Path(folder) == reference.root else [])
+    published_before = _published_tables(reference)
     night = NIGHT.isoformat()
+    written = _store_stamp(reference)
     started = time.monotonic()
     process, store_at = _run(reference, night, _env(reference)), None
-    while process.poll() is None:  # when the store appears: kills before that only hit process start-up
-        if store_at is None and reference.store.exists():
+    while process.poll() is None:  # when the run first writes the store: kills before that only hit start-up
+        if store_at is None and _store_stamp(reference) != written:
             store_at = time.monotonic() - started
         time.sleep(0.05)
     if process.returncode != 0:
         raise RuntimeError("the uninterrupted reference run failed")
     full = time.monotonic() - started
     store_at = store_at or 0.5
-    want, want_lake = table_hashes(reference.store), lake_hash(reference)
-    progress(f"reference night: {full:.1f} s (store created after {store_at:.1f} s), {len(want)} tables")
+    want, want_lake, want_published = table_hashes(reference.store), lake_hash(reference), _published_tables(reference)
+    progress(f"reference night {night} (after {after_nights} uninterrupted nights): {full:.1f} s "
+             f"(store first written after {store_at:.1f} s), {len(want)} tables")
     rng = random.Random(seed)
     out: list[Kill] = []
     for number in range(1, kills + 1):
         home = Home.from_env(workdir / f"kill-{number:02d}")
         shutil.rmtree(home.root, ignore_errors=True)
+        shutil.copytree(start, home.root)
         home.ensure()
-        shutil.copytree(reference.landing, home.landing, dirs_exist_ok=True)
         delay = rng.uniform(store_at, full)
         process = _run(home, night, _env(home))
         try:
@@ -127,17 +149,41 @@ def crash_test(workdir: Path, kills: int = 20, writes: int = 5_000, namespaces: 
                     conn.execute("select count(*) from duckdb_tables()").fetchone()
             except duckdb.Error:
                 opened = False
+        left = _published_tables(home)
+        published = ("none" if left is None else "before" if left == published_before
+                     else "this night" if left == want_published else "broken")
         rerun = _run(home, night, _env(home)).wait()
         got = table_hashes(home.store) if rerun == 0 else {}
         differing = sorted(k for k in set(want) | set(got) if want.get(k) != got.get(k))
         if rerun == 0 and lake_hash(home) != want_lake:
             differing.append("lake")
-        kill = Kill(number, round(delay, 2), stage, opened, rerun == 0 and not differing, differing)
-        progress(f"kill {number:2d} after {delay:5.1f} s ({stage}): store opened {opened}, "
+        if rerun == 0 and _published_tables(home) != want_published:
+            differing.append("published")
+        kill = Kill(number, round(delay, 2), stage, opened, rerun == 0 and not differing, differing, published)
+        progress(f"kill {number:2d} after {delay:5.1f} s ({stage}): store opened {opened}, published {published}, "
                  f"converged {kill.converged}{'' if kill.converged else ' ' + ','.join(differing)}")
         out.append(kill)
         shutil.rmtree(home.root, ignore_errors=True)
     return out
+
+
+def _store_stamp(home: Home) -> tuple:
+    """What changes when a run writes the store: its file's size and time, and its write-ahead log."""
+    wal = home.store.with_name(home.store.name + ".wal")
+    if not home.store.exists():
+        return ()
+    stat = home.store.stat()
+    return stat.st_size, stat.st_mtime_ns, wal.exists()
+
+
+def _published_tables(home: Home) -> dict[str, str] | None:
+    """The published snapshot's table hashes; None without one, {"": error} when it does not open."""
+    if not home.published.exists():
+        return None
+    try:
+        return table_hashes(home.published)
+    except duckdb.Error as error:
+        return {"": str(error)}
 
 
 def as_dicts(kills: list[Kill]) -> list[dict]:

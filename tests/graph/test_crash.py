@@ -1,6 +1,8 @@
-"""kill -9 during the nightly run: the store always opens and the rerun converges to the same tables.
+"""kill -9 during the nightly run: the store always opens, the published snapshot is a whole night's, and
+the rerun converges to the same tables.
 
-CI runs one kill on a small fleet (to keep `make test` within its 10 minutes); `make crash` runs twenty (docs/reliability.md has the figures).
+CI runs one kill on a small fleet's first night and one on its third (to keep `make test` within its 10
+minutes); `make crash` runs twenty of each (docs/reliability.md has the figures).
 """
 
 from __future__ import annotations
@@ -14,3 +16,14 @@ def test_killed_nightly_runs_leave_an_openable_store_and_converge(tmp_path):
     for kill in kills:
         assert kill.store_opened, kill
         assert kill.converged, kill
+        assert kill.published in ("none", "this night"), kill
+
+
+def test_a_killed_later_night_leaves_the_snapshot_of_a_whole_night_and_converges(tmp_path):
+    # the third night: incremental refreshes, and a publish that writes over the spare the second left
+    kills = crash_test(tmp_path, kills=1, writes=1_500, namespaces=3, after_nights=2, progress=lambda _: None)
+    assert len(kills) == 1
+    for kill in kills:
+        assert kill.store_opened, kill
+        assert kill.converged, kill
+        assert kill.published in ("before", "this night"), kill
