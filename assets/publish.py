@@ -36,7 +36,7 @@ def published_store_asset(upstream: list[dg.AssetKey]) -> dg.AssetsDefinition:
         return dg.MaterializeResult(metadata={
             "path": dg.MetadataValue.path(str(published.path)),
             "bytes": dg.MetadataValue.int(published.path.stat().st_size),
-            "copied_by": dg.MetadataValue.text(published.copied_by),
+            "published_by": dg.MetadataValue.text(published.published_by),
             "written_bytes": dg.MetadataValue.int(published.written),
             "compaction": dg.MetadataValue.text(compacted or "not due"),
         })

@@ -734,7 +734,7 @@ def _job_night(home_root: Path, night: str) -> dict:
              if e.event_type_value == dg.DagsterEventType.STEP_SUCCESS.value}
     # how the snapshot was written (store.publish: a clone of the store's file, the pages that differ
     # written over the snapshot before, or a copy) and how many bytes that wrote
-    published = [(m.metadata["copied_by"].value, m.metadata["written_bytes"].value)
+    published = [(m.metadata["published_by"].value, m.metadata["written_bytes"].value)
                  for m in result.asset_materializations_for_node("analyst__published_store")]
     by_kind: dict[str, float] = {}
     for key, seconds in steps.items():

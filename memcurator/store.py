@@ -355,7 +355,7 @@ WINDOW = 64 << 20  # bytes of the two files compared at a time
 
 class Published(NamedTuple):
     path: Path
-    copied_by: str  # "clone" (the file shares the store's blocks), "delta" or "copy"
+    published_by: str  # "clone" (the file shares the store's blocks), "delta" or "copy"
     written: int  # bytes written (0 for a clone; for a delta, the pages that differed)
 
 
@@ -466,13 +466,13 @@ def publish(store_path: Path, published_path: Path, keep_spare: bool = True) -> 
     for left in _left_files(published_path, every=not keep_spare):
         left.unlink(missing_ok=True)
     try:
-        copied_by, written = _write_snapshot(store_path, tmp, spare if keep_spare else None, published_path)
+        published_by, written = _write_snapshot(store_path, tmp, spare if keep_spare else None, published_path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     # the snapshot replaced below becomes the next publish's spare (not where a clone costs nothing)
     replaced = spare.with_name(f"{spare.name}.{os.getpid()}")
-    keep = keep_spare and copied_by != "clone" and published_path.exists()
+    keep = keep_spare and published_by != "clone" and published_path.exists()
     if keep:
         try:
             os.link(published_path, replaced)
@@ -483,7 +483,7 @@ def publish(store_path: Path, published_path: Path, keep_spare: bool = True) -> 
     os.replace(tmp, published_path)
     if keep:
         os.replace(replaced, spare)
-    return Published(published_path, copied_by, written)
+    return Published(published_path, published_by, written)
 
 
 def _left_files(published_path: Path, every: bool = False) -> list[Path]:

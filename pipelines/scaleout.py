@@ -108,7 +108,7 @@ def build_scaleout_definitions(home: str | dg.EnvVar | None = None, root: str | 
         published = store.publish(paths.store, paths.published)
         return dg.MaterializeResult(metadata={"rows": dg.MetadataValue.json(counts),
                                               "published": dg.MetadataValue.path(str(published.path)),
-                                              "copied_by": dg.MetadataValue.text(published.copied_by),
+                                              "published_by": dg.MetadataValue.text(published.published_by),
                                               "written_bytes": dg.MetadataValue.int(published.written)})
 
     shard_split = dg.define_asset_job("shard_split", selection=[shard_inputs], partitions_def=nightly_partitions,

@@ -100,7 +100,7 @@ def test_purge_namespace_leaves_no_byte_of_it_under_the_home(built):
     home = built
     # published again: where the store's file cannot be cloned, the snapshot replaced stays as the spare
     spare = store.spare_path(home.published).relative_to(home.root).as_posix()
-    kept = store.publish(home.store, home.published).copied_by != "clone"
+    kept = store.publish(home.store, home.published).published_by != "clone"
     before = _found(home, [*MARKERS.values(), NEIGHBOUR])
     assert set(before) == {*MARKERS.values(), NEIGHBOUR}, "the scan must see every marker before the purge"
     assert (spare in before[MARKERS["write"]]) == kept

@@ -116,17 +116,17 @@ def test_a_publish_without_clones_writes_over_the_snapshot_before_only_the_pages
     _no_clone(monkeypatch)
     spare = store.spare_path(home.published)
     _add_events(home, 1)
-    assert store.publish(home.store, home.published).copied_by == "copy"  # nothing before it
+    assert store.publish(home.store, home.published).published_by == "copy"  # nothing before it
     assert not spare.exists()
     _add_events(home, 1)
-    assert store.publish(home.store, home.published).copied_by == "copy"  # the snapshot it replaced is kept
+    assert store.publish(home.store, home.published).published_by == "copy"  # the snapshot it replaced is kept
     assert spare.exists() and _count(spare) == 1
     _add_events(home, 1)
     with store.connect(home.store) as conn:
         conn.execute("CHECKPOINT")
     before = spare.read_bytes()
     published = store.publish(home.store, home.published)
-    assert published.copied_by == "delta"
+    assert published.published_by == "delta"
     assert home.published.read_bytes() == home.store.read_bytes() and _count(home.published) == 3
     assert published.written == _pages_differing(home.store.read_bytes(), before) < home.store.stat().st_size
     assert _count(spare) == 2  # the night before's snapshot, for the next publish
@@ -141,7 +141,7 @@ def test_a_snapshot_a_reader_holds_is_never_written_over(home, monkeypatch):
         _add_events(home, 1)
         store.publish(home.store, home.published)  # the reader's file is now the spare
         _add_events(home, 1)
-        assert store.publish(home.store, home.published).copied_by == "copy"  # held: not written over
+        assert store.publish(home.store, home.published).published_by == "copy"  # held: not written over
         assert reader.execute("select count(*) from raw.events").fetchone()[0] == held == 1
     assert _count(home.published) == 3 and _count(store.spare_path(home.published)) == 2
 
@@ -154,7 +154,7 @@ def test_a_purge_publish_keeps_no_earlier_snapshot_or_left_temp_file(home, monke
     left = home.published.with_name(f".{home.published.name}.999.tmp")  # a publish killed before its rename
     left.write_bytes(b"old")
     assert store.spare_path(home.published).exists()
-    assert store.publish(home.store, home.published, keep_spare=False).copied_by == "copy"
+    assert store.publish(home.store, home.published, keep_spare=False).published_by == "copy"
     assert sorted(p.name for p in home.published.parent.iterdir()) == [home.published.name]
 
 
@@ -213,5 +213,5 @@ def test_a_delta_publish_that_fails_midway_leaves_the_snapshot_whole(home, monke
     assert home.published.read_bytes() == published and _count(home.published) == 2
     assert sorted(p.name for p in home.published.parent.iterdir()) == [home.published.name]
     _no_clone(monkeypatch)
-    assert store.publish(home.store, home.published).copied_by == "copy"  # no spare left: the next one copies
+    assert store.publish(home.store, home.published).published_by == "copy"  # no spare left: the next one copies
     assert _count(home.published) == 3
