@@ -80,9 +80,9 @@ def _stage(home: Home) -> str:
         tables = {r[0] for r in conn.execute("select schema_name || '.' || table_name from duckdb_tables()").fetchall()}
         events = conn.execute("select count(*) from raw.events").fetchone()[0] if "raw.events" in tables else 0
         # the tables kept by refresh that the last night reached (a later night's store has every table)
-        last = conn.execute("select count(*), any_value(as_of)::date from work.refreshes "
-                            "where as_of = (select max(as_of) from work.refreshes)").fetchone() \
-            if "work.refreshes" in tables else (0, None)
+        last = (conn.execute("select count(*), any_value(as_of)::date from work.refreshes "
+                             "where as_of = (select max(as_of) from work.refreshes)").fetchone()
+                if "work.refreshes" in tables else (0, None))
     published = home.published.exists()
     refreshed = f", {last[0]} refreshed as of {last[1]}" if last[0] else ""
     return f"{events} events, {len(tables)} tables{refreshed}{', published' if published else ''}"
