@@ -215,3 +215,46 @@ def test_a_delta_publish_that_fails_midway_leaves_the_snapshot_whole(home, monke
     _no_clone(monkeypatch)
     assert store.publish(home.store, home.published).published_by == "copy"  # no spare left: the next one copies
     assert _count(home.published) == 3
+
+
+KILLED_MIDWAY = """
+import errno, fcntl, os, signal, sys
+from pathlib import Path
+from memcurator import store
+
+def unsupported(*args):
+    raise OSError(errno.EOPNOTSUPP, "Operation not supported")  # ext4: no clone
+
+real = os.pwrite
+
+def pwrite_then_die(fd, data, offset):  # kill -9 after the first run of pages is written over the spare
+    written = real(fd, data, offset)
+    os.kill(os.getpid(), signal.SIGKILL)
+    return written
+
+fcntl.ioctl, os.pwrite = unsupported, pwrite_then_die
+store.publish(Path(sys.argv[1]), Path(sys.argv[2]))
+"""
+
+
+def test_a_delta_publish_killed_midway_leaves_the_snapshot_whole_and_the_next_publish_cleans_up(home, monkeypatch):
+    _no_clone(monkeypatch)
+    _add_events(home, 1)
+    store.publish(home.store, home.published)
+    _add_events(home, 1)
+    store.publish(home.store, home.published)  # now a spare to write over
+    _add_events(home, 1)
+    published = home.published.read_bytes()
+    killed = subprocess.run([sys.executable, "-c", KILLED_MIDWAY, str(home.store), str(home.published)])
+    assert killed.returncode == -9
+    # readers keep the last whole snapshot; the half-written spare is left under the dead publish's name
+    assert home.published.read_bytes() == published and _count(home.published) == 2
+    left = [p.name for p in home.published.parent.iterdir() if p != home.published]
+    assert left and all(name.endswith(".tmp") for name in left), left
+    published = store.publish(home.store, home.published)
+    assert published.published_by == "copy"  # the spare went with the killed publish
+    assert home.published.read_bytes() == home.store.read_bytes() and _count(home.published) == 3
+    # the killed publish's file removed (its process is gone); the snapshot replaced is the next spare
+    spare = store.spare_path(home.published)
+    assert sorted(p.name for p in home.published.parent.iterdir()) == sorted([home.published.name, spare.name])
+    assert _count(spare) == 2
