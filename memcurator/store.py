@@ -379,6 +379,20 @@ def spare_path(published_path: Path) -> Path:
     return published_path.with_name(f".{published_path.name}.spare")
 
 
+SPARE_ENV = "MEMCURATOR_PUBLISH_SPARE"
+_SWITCH = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+
+
+def spare_wanted() -> bool:
+    """Whether a publish keeps the spare: the environment's choice (MEMCURATOR_PUBLISH_SPARE), on by default.
+    Off, ``published/`` holds one store-size file instead of two, and every publish copies the store
+    where it cannot clone it."""
+    value = os.environ.get(SPARE_ENV, "1").strip().lower()
+    if value not in _SWITCH:
+        raise ValueError(f"{SPARE_ENV}={value!r}: expected 1 or 0 (true/false, yes/no, on/off)")
+    return _SWITCH[value]
+
+
 def _locked(path: Path) -> bool:
     """Whether any process holds a lock on the file (DuckDB takes one for every connection, read-only
     ones too), from /proc/locks, which also shows this process's own; True where that cannot be read.
@@ -447,7 +461,7 @@ def _differing_runs(new, old, offset: int, n: int, m: int) -> list[tuple[int, in
     return [(int(low) * PAGE, min(int(high) * PAGE, n)) for low, high in zip(edges[::2], edges[1::2])]
 
 
-def publish(store_path: Path, published_path: Path, keep_spare: bool = True) -> Published:
+def publish(store_path: Path, published_path: Path, keep_spare: bool | None = None) -> Published:
     """Write the readers' snapshot of the store atomically (a temp file, then renamed over the snapshot)
     so that a night's publish costs what the night changed, not the whole file, where it can:
 
@@ -457,13 +471,17 @@ def publish(store_path: Path, published_path: Path, keep_spare: bool = True) -> 
       it open: a reader of the snapshot keeps its file until it closes it;
     - otherwise a byte copy.
 
-    ``keep_spare=False`` keeps no earlier snapshot (a purge: no file may keep what it removed)."""
+    ``keep_spare=False`` keeps no earlier snapshot and removes every file a publish left, a running one's
+    too (a purge: no file may keep what it removed). By default the environment decides whether the
+    spare is kept (``spare_wanted``); turned off, the next publish removes it."""
+    purge = keep_spare is False
+    keep_spare = spare_wanted() if keep_spare is None else keep_spare
     with connect(store_path) as conn:
         conn.execute("CHECKPOINT")
     published_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = published_path.with_name(f".{published_path.name}.{os.getpid()}.tmp")
     spare = spare_path(published_path)
-    for left in _left_files(published_path, every=not keep_spare):
+    for left in _left_files(published_path, every=purge):
         left.unlink(missing_ok=True)
     try:
         published_by, written = _write_snapshot(store_path, tmp, spare if keep_spare else None, published_path)

@@ -258,3 +258,23 @@ def test_a_delta_publish_killed_midway_leaves_the_snapshot_whole_and_the_next_pu
     spare = store.spare_path(home.published)
     assert sorted(p.name for p in home.published.parent.iterdir()) == sorted([home.published.name, spare.name])
     assert _count(spare) == 2
+
+
+def test_with_the_spare_turned_off_published_holds_one_file_and_every_publish_copies(home, monkeypatch):
+    _no_clone(monkeypatch)
+    spare = store.spare_path(home.published)
+    _add_events(home, 1)
+    store.publish(home.store, home.published)
+    _add_events(home, 1)
+    store.publish(home.store, home.published)
+    assert spare.exists()  # on by default
+    monkeypatch.setenv(store.SPARE_ENV, "off")
+    _add_events(home, 1)
+    assert store.publish(home.store, home.published).published_by == "copy"
+    assert sorted(p.name for p in home.published.parent.iterdir()) == [home.published.name]  # the spare went
+    _add_events(home, 1)
+    assert store.publish(home.store, home.published).published_by == "copy"
+    assert not spare.exists() and _count(home.published) == 4
+    monkeypatch.setenv(store.SPARE_ENV, "maybe")
+    with pytest.raises(ValueError, match=store.SPARE_ENV):  # a clear error, not a silent default
+        store.publish(home.store, home.published)
