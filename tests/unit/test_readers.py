@@ -193,14 +193,19 @@ def test_a_publish_removes_the_files_of_publishes_killed_before_their_rename(hom
         running.wait()
 
 
-def test_a_delta_publish_that_fails_midway_leaves_the_snapshot_whole(home, monkeypatch):
+def _published_twice(home, monkeypatch) -> bytes:
+    """Two nights published without clones (so a spare to write over) and a third night's events in the
+    store; returns the published snapshot's bytes."""
     _no_clone(monkeypatch)
+    for _ in range(2):
+        _add_events(home, 1)
+        store.publish(home.store, home.published)
     _add_events(home, 1)
-    store.publish(home.store, home.published)
-    _add_events(home, 1)
-    store.publish(home.store, home.published)  # now a spare to write over
-    _add_events(home, 1)
-    published = home.published.read_bytes()
+    return home.published.read_bytes()
+
+
+def test_a_delta_publish_that_fails_midway_leaves_the_snapshot_whole(home, monkeypatch):
+    published = _published_twice(home, monkeypatch)
 
     def disk_full(*args):
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -238,13 +243,7 @@ store.publish(Path(sys.argv[1]), Path(sys.argv[2]))
 
 
 def test_a_delta_publish_killed_midway_leaves_the_snapshot_whole_and_the_next_publish_cleans_up(home, monkeypatch):
-    _no_clone(monkeypatch)
-    _add_events(home, 1)
-    store.publish(home.store, home.published)
-    _add_events(home, 1)
-    store.publish(home.store, home.published)  # now a spare to write over
-    _add_events(home, 1)
-    published = home.published.read_bytes()
+    published = _published_twice(home, monkeypatch)
     killed = subprocess.run([sys.executable, "-c", KILLED_MIDWAY, str(home.store), str(home.published)])
     assert killed.returncode == -9
     # readers keep the last whole snapshot; the half-written spare is left under the dead publish's name
@@ -261,15 +260,10 @@ def test_a_delta_publish_killed_midway_leaves_the_snapshot_whole_and_the_next_pu
 
 
 def test_with_the_spare_turned_off_published_holds_one_file_and_every_publish_copies(home, monkeypatch):
-    _no_clone(monkeypatch)
     spare = store.spare_path(home.published)
-    _add_events(home, 1)
-    store.publish(home.store, home.published)
-    _add_events(home, 1)
-    store.publish(home.store, home.published)
+    _published_twice(home, monkeypatch)
     assert spare.exists()  # on by default
     monkeypatch.setenv(store.SPARE_ENV, "off")
-    _add_events(home, 1)
     assert store.publish(home.store, home.published).published_by == "copy"
     assert sorted(p.name for p in home.published.parent.iterdir()) == [home.published.name]  # the spare went
     _add_events(home, 1)
