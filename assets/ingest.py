@@ -4,9 +4,8 @@
 import dagster as dg
 
 from assets._tables import OWNERS, materialized, table_metadata
-from memcurator import expectations, ingest
+from memcurator import ingest
 from memcurator.tables import CURATOR_DECISIONS, EVENTS
-from pipelines.jobs import nightly_curation
 from pipelines.resources import CurationResource, StoreResource
 
 
@@ -28,12 +27,6 @@ def raw_events(context: dg.AssetExecutionContext, store: StoreResource, curation
     with store.writer() as conn:
         report = ingest.ingest_landing(conn, home.landing, home.lake, curation.config(),
                                        progress=lambda name: context.log.debug(f"ingested {name}"))
-        if context.run.job_name == nightly_curation.name:
-            # the night's suites import Great Expectations (2.4-2.5 s, the first suite's step at 1M): from
-            # here it overlaps the derivation (lab, the 1M job night after a churn night, five runs each:
-            # checks 7.1-7.8 -> 5.1-6.1 s, tables 7.0-9.0 -> 8.1-9.3 s, the job's median 20.0 -> 18.2 s);
-            # started with the run, it slowed this ingest by as much as it saved
-            expectations.preload()
         quarantined_total = conn.execute("select count(*) from raw.quarantine").fetchone()[0]
         return materialized(
             conn, EVENTS,

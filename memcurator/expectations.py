@@ -1,8 +1,7 @@
 """Great Expectations suites: column and distribution expectations on the tables people read.
 
 Each suite is plain data (expectation class name and arguments), so the project imports Great
-Expectations only in a process that runs a suite (its import takes 2.5-11 s): when the suite runs, or
-in the background while the nightly job derives its tables (``preload``). Suites run in an ephemeral context
+Expectations only when a suite runs (its import takes 7-11 s). Suites run in an ephemeral context
 (nothing on disk) on the columns they need, read from DuckDB into pandas. Results carry counts
 and observed values only, never the unexpected rows (they would copy memory content into
 Dagster's run history).
@@ -10,7 +9,6 @@ Dagster's run history).
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import duckdb
@@ -91,29 +89,6 @@ class SuiteResult:
     success: bool
     rows: int
     results: list[dict]
-
-
-_preloads: list[threading.Thread] = []
-
-
-def preload() -> None:
-    """Import Great Expectations in a background thread, once a process, for a run that will validate
-    suites: the import then overlaps the run's work until the first suite, whose own import waits for it
-    (Python's import lock) instead of starting it. The overlap pays where that work runs in DuckDB,
-    which lets go of the GIL (the derivation), not in Python (the ingest's parsing, slowed by as much).
-    A failed import is left to the suite to report: it imports again and raises."""
-    if not _preloads:
-        _preloads.append(threading.Thread(target=_import_great_expectations, name="import-great-expectations",
-                                          daemon=True))
-        _preloads[0].start()
-
-
-def _import_great_expectations() -> None:
-    try:
-        import great_expectations.expectations  # noqa: F401
-        from great_expectations.execution_engine import pandas_execution_engine  # noqa: F401
-    except Exception:  # noqa: BLE001 - run_suite imports it again and raises there
-        pass
 
 
 def run_suite(conn: duckdb.DuckDBPyConnection, suite: Suite) -> SuiteResult:

@@ -75,18 +75,3 @@ def test_a_suite_does_not_fingerprint_its_frame(conn, home, monkeypatch):
     monkeypatch.setattr(pandas_execution_engine, "hash_pandas_dataframe", fingerprint)
     assert run_suite(conn, BY_NAME["entry_lifecycle_expectations"]).success
     assert pandas_execution_engine.HASH_THRESHOLD == threshold  # as it was, for any other use of GE
-
-
-def test_preload_imports_great_expectations_in_one_background_thread(monkeypatch):
-    from memcurator import expectations
-
-    monkeypatch.setattr(expectations, "_preloads", [])
-    expectations.preload()
-    expectations.preload()  # once a process
-    assert len(expectations._preloads) == 1
-    thread = expectations._preloads[0]
-    assert thread.daemon and thread.name == "import-great-expectations"
-    thread.join(timeout=60)
-    assert not thread.is_alive()
-    import sys
-    assert "great_expectations.expectations" in sys.modules
