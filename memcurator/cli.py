@@ -520,7 +520,7 @@ def crash_test_command(kills: int = typer.Option(20, help="How many runs to kill
 
 def _settings(assignments: list[str]) -> dict:
     """The NAME=VALUE assignments as curation settings (each NAME a field of CurationConfig)."""
-    from memcurator.config import CurationConfig
+    from memcurator.config import CurationConfig, switch
 
     defaults, values = CurationConfig(), {}
     for assignment in assignments:
@@ -530,10 +530,10 @@ def _settings(assignments: list[str]) -> dict:
                                      "(memcurator/config.py)", param_hint="--set")
         kind = type(getattr(defaults, name))
         try:
-            values[name] = raw.lower() in ("1", "true", "yes") if kind is bool else kind(raw)
+            values[name] = switch(raw) if kind is bool else kind(raw)
         except ValueError:
-            raise typer.BadParameter(f"{assignment!r}: {name} takes values of type {kind.__name__}",
-                                     param_hint="--set")
+            expected = "1 or 0 (true/false, yes/no, on/off)" if kind is bool else f"values of type {kind.__name__}"
+            raise typer.BadParameter(f"{assignment!r}: {name} takes {expected}", param_hint="--set")
     return values
 
 

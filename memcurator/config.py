@@ -75,6 +75,18 @@ class CurationConfig:
         return asdict(replace(self, judge_endpoint=public_endpoint(self.judge_endpoint)))
 
 
+_SWITCH = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+
+
+def switch(value: str) -> bool:
+    """A yes/no value as a setting or an environment variable gives it: 1/0, true/false, yes/no or on/off
+    in any case; anything else is a ValueError, never read as no."""
+    key = value.strip().lower()
+    if key not in _SWITCH:
+        raise ValueError(f"{value!r}: expected 1 or 0 (true/false, yes/no, on/off)")
+    return _SWITCH[key]
+
+
 def public_endpoint(url: str) -> str:
     """``url`` as the store may hold it: without a user name or password, and with the query's values
     masked (a key written into the URL stays out of the tables; the judge's key is an environment

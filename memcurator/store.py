@@ -21,6 +21,7 @@ import duckdb
 import numpy as np
 import polars as pl
 
+from memcurator.config import switch
 from memcurator.tables import ENTRY_HASH, Table, stored_columns
 
 SCHEMAS = ("raw", "core", "mart", "analyst", "work")
@@ -380,17 +381,16 @@ def spare_path(published_path: Path) -> Path:
 
 
 SPARE_ENV = "MEMCURATOR_PUBLISH_SPARE"
-_SWITCH = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 
 
 def spare_wanted() -> bool:
     """Whether a publish keeps the spare: the environment's choice (MEMCURATOR_PUBLISH_SPARE), on by default.
     Off, ``published/`` holds one store-size file instead of two, and every publish copies the store
     where it cannot clone it."""
-    value = os.environ.get(SPARE_ENV, "1").strip().lower()
-    if value not in _SWITCH:
-        raise ValueError(f"{SPARE_ENV}={value!r}: expected 1 or 0 (true/false, yes/no, on/off)")
-    return _SWITCH[value]
+    try:
+        return switch(os.environ.get(SPARE_ENV, "1"))
+    except ValueError as error:
+        raise ValueError(f"{SPARE_ENV}={error}") from None
 
 
 def _locked(path: Path) -> bool:

@@ -13,7 +13,7 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from memcurator import night, rederive, store
+from memcurator import cli, night, rederive, store
 from memcurator.cli import app
 from memcurator.config import CurationConfig
 from memcurator.entries import as_of_for_night
@@ -165,9 +165,12 @@ def test_a_store_derived_with_other_settings_is_checked_with_them(fleet, tmp_pat
     given = ["rederive-check", "--home", str(home.root), "--set", "near_duplicate_threshold=0.6"]
     assert runner.invoke(app, given).exit_code == 1
     for bad, said in (("near_duplicate_threshold", "expected NAME=VALUE"), ("no_such_knob=1", "expected NAME=VALUE"),
-                      ("judge_pass_pairs=many", "judge_pass_pairs takes values of type int")):
+                      ("judge_pass_pairs=many", "judge_pass_pairs takes values of type int"),
+                      ("shingle_drop_stopwords=maybe", "takes 1 or 0 (true/false, yes/no, on/off)")):
         result = runner.invoke(app, ["rederive-check", "--home", str(home.root), "--set", bad])
         assert result.exit_code == 2 and said in " ".join(result.output.replace("│", " ").split()), result.output
+    assert cli._settings(["shingle_drop_stopwords=Off", "max_idle_days=20"]) == {"shingle_drop_stopwords": False,
+                                                                                 "max_idle_days": 20}
     # a store whose nights did not record their settings (code before the column): the defaults
     with store.connect(home.store) as conn:
         conn.execute("alter table core.audit_settings drop column settings")
