@@ -2,21 +2,15 @@
 -- With $all false, only the entries in the temp table stage_scope (changes.refresh_entries), read by their
 -- hashes (stage_hashes: a few more entries may come, which it leaves out).
 with scoped_entries as not materialized (
-    select * from core.entries where $all
-    union all
-    select * from core.entries semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.entries
 ),
 
 scoped_usage as not materialized (
-    select * from core.entry_usage where $all
-    union all
-    select * from core.entry_usage semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.entry_usage
 ),
 
 scoped_text_features as not materialized (
-    select * from core.entry_text_features where $all
-    union all
-    select * from core.entry_text_features semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.entry_text_features
 ),
 
 features as (

@@ -4,9 +4,7 @@
 -- not "compatible" and do not count. With $all false, only the entries in the temp table stage_scope
 -- (changes.refresh_entries), read by their hashes (stage_hashes: a few more entries may come, which it leaves out).
 with scoped_entries as not materialized (
-    select * from core.entries where $all
-    union all
-    select * from core.entries semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.entries
 ),
 
 scoped_pairs as not materialized (

@@ -11,41 +11,29 @@
 -- No column counts days to the night (a row stands until its inputs change or next_change_at comes):
 -- the reasons of the idleness rules name the last activity's date and the days allowed.
 with scoped_entries as not materialized (
-    select * from core.entries where $all
-    union all
-    select * from core.entries semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.entries
 ),
 
 scoped_writes as not materialized (
-    select * from core.memory_writes where $all
-    union all
-    select * from core.memory_writes semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.memory_writes
 ),
 
 -- the per-entry inputs, narrowed the same way (joined whole, one of them was hashed, 1M rows at 1M
 -- entries, for the 10k of a 1 %-churn night)
 scoped_importance as not materialized (
-    select * from core.entry_importance where $all
-    union all
-    select * from core.entry_importance semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.entry_importance
 ),
 
 scoped_text_features as not materialized (
-    select * from core.entry_text_features where $all
-    union all
-    select * from core.entry_text_features semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.entry_text_features
 ),
 
 scoped_generality as not materialized (
-    select * from core.entry_generality where $all
-    union all
-    select * from core.entry_generality semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.entry_generality
 ),
 
 scoped_usage as not materialized (
-    select * from core.entry_usage where $all
-    union all
-    select * from core.entry_usage semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.entry_usage
 ),
 
 usage as (

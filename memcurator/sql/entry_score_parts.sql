@@ -4,15 +4,11 @@
 -- With $all false, only the entries and principles in the temp table stage_scope
 -- (changes.refresh_entries), read by their hashes (stage_hashes: a few more entries may come, which it leaves out).
 with scoped_lifecycle as not materialized (
-    select * from core.entry_lifecycle where $all
-    union all
-    select * from core.entry_lifecycle semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.entry_lifecycle
 ),
 
 scoped_usage as not materialized (
-    select * from core.entry_usage where $all
-    union all
-    select * from core.entry_usage semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.entry_usage
 ),
 
 inputs as (

@@ -8,15 +8,11 @@ with scoped_entries as not materialized (
 ),
 
 scoped_recalls as not materialized (
-    select * from core.recall_results where $all
-    union all
-    select * from core.recall_results semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.recall_results
 ),
 
 scoped_checks as not materialized (
-    select * from core.checks where $all
-    union all
-    select * from core.checks semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.checks
 ),
 
 recalled as (

@@ -11,21 +11,15 @@ with scoped_clusters as not materialized (
 ),
 
 scoped_generality as not materialized (
-    select * from core.entry_generality where $all
-    union all
-    select * from core.entry_generality semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.entry_generality
 ),
 
 scoped_usage as not materialized (
-    select * from core.entry_usage where $all
-    union all
-    select * from core.entry_usage semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.entry_usage
 ),
 
 scoped_writes as not materialized (
-    select * from core.memory_writes where $all
-    union all
-    select * from core.memory_writes semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.memory_writes
 ),
 
 members as (

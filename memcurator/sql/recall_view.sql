@@ -8,21 +8,15 @@
 -- by their hashes (stage_hashes: a few more entries may come, which it leaves out).
 -- The ranks are not stored: the view mart.recall_view numbers each namespace's rows (ranking.RANK).
 with scoped_lifecycle as not materialized (
-    select * from core.entry_lifecycle where $all
-    union all
-    select * from core.entry_lifecycle semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.entry_lifecycle
 ),
 
 scoped_entries as not materialized (
-    select * from core.entries where $all
-    union all
-    select * from core.entries semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.entries
 ),
 
 scoped_usage as not materialized (
-    select * from core.entry_usage where $all
-    union all
-    select * from core.entry_usage semi join stage_hashes using (entry_hash) where not $all
+    -- scoped core.entry_usage
 ),
 
 recallable as (

@@ -186,3 +186,25 @@ def test_the_pairs_check_counts_each_pair_with_a_side_outside_its_namespaces_ent
                                   from (from core.near_duplicate_pairs where namespace = ? limit 1)""", [other])
     result = check(store=resource)
     assert not result.passed and result.metadata["violations"].value == 3
+
+
+def test_every_scoped_read_names_a_table_kept_by_entry_hash():
+    """A line "-- scoped T" of a .sql file reads T's rows by the scope's hashes (sql.SCOPED_ROWS): T must
+    be declared with the entry_hash column, or the stage would fail on its first incremental night."""
+    import re
+    from importlib import resources
+
+    from memcurator import night, sql  # noqa: F401 (night imports every stage, which registers its tables)
+    from memcurator.tables import ENTRY_HASH
+
+    scoped = {}
+    files = [p for p in resources.files("memcurator").joinpath("sql").iterdir() if p.name.endswith(".sql")]
+    for path in files:
+        for table in re.findall(r"^ *-- scoped ([\w.]+)$", path.read_text(), flags=re.M):
+            scoped.setdefault(table, []).append(path.name)
+            assert ENTRY_HASH.name in TABLES[table].column_names, (table, path.name)
+    assert len(scoped) >= 8  # the per-entry stages' inputs: entries, writes, recalls, checks, usage, ...
+    lifecycle = sql.load("entry_lifecycle")
+    assert "-- scoped" not in lifecycle
+    assert ("select * from core.entry_usage where $all\n    union all\n    select * from core.entry_usage "
+            "semi join stage_hashes using (entry_hash) where not $all") in lifecycle
