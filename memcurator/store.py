@@ -20,6 +20,7 @@ from typing import Callable, Iterator, NamedTuple
 import duckdb
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from memcurator.config import switch
 from memcurator.tables import ENTRY_HASH, Table, stored_columns
@@ -330,11 +331,22 @@ def set_version(conn: duckdb.DuckDBPyConnection, table: Table, version: str) -> 
     conn.execute(f"comment on table {table.qualified} is '{version.replace(chr(39), chr(39) * 2)}'")
 
 
+SCAN_CHUNK_ROWS = 122_880  # rows of a registered Arrow table's chunk at most (a DuckDB row group's)
+
+
+def scannable(table: pa.Table) -> pa.Table:
+    """``table`` in chunks of at most SCAN_CHUNK_ROWS rows (slices of its buffers, not a copy). DuckDB scans
+    a registered Arrow table one chunk per thread, so a query over a table in one chunk (as a file's lines
+    are built, or a frame polars has rechunked) ran on one thread: the validation of the bench's 1M writes
+    (sql/validate_events.sql) took 12.7 s so, 6.7 s in chunks."""
+    return pa.Table.from_batches(table.to_batches(max_chunksize=SCAN_CHUNK_ROWS), schema=table.schema)
+
+
 @contextmanager
 def registered(conn: duckdb.DuckDBPyConnection, **frames) -> Iterator[duckdb.DuckDBPyConnection]:
     """Polars frames (or Arrow tables) readable by name in the block's queries, unregistered after it."""
     for name, frame in frames.items():
-        conn.register(name, frame.to_arrow() if hasattr(frame, "to_arrow") else frame)
+        conn.register(name, scannable(frame.to_arrow() if hasattr(frame, "to_arrow") else frame))
     try:
         yield conn
     finally:

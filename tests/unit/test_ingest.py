@@ -8,7 +8,7 @@ import duckdb
 import orjson
 import pytest
 
-from memcurator import ingest
+from memcurator import ingest, store
 from memcurator.config import CurationConfig
 from tests.conftest import ev, write, write_jsonl
 
@@ -188,6 +188,22 @@ def test_within_a_file_the_first_line_of_an_id_wins(conn, home):
     kept = conn.execute("select data::json->>'$.text' from raw.events where event_id = 'dup'").fetchall()
     assert kept == [("first",)]
     assert conn.execute("select line_no, reason from raw.quarantine").fetchall() == [(2, "duplicate_id_conflict")]
+
+
+def test_a_file_of_several_scan_chunks_keeps_the_first_line_of_an_id(conn, home):
+    # the lines are read in chunks of SCAN_CHUNK_ROWS, one per thread: which line of an id comes first is
+    # the line number's, not the scan's order (the id's later lines are in other chunks)
+    filler = [write(f"note {i}", entry_id=f"e{i}") for i in range(2 * store.SCAN_CHUNK_ROWS + 10)]
+    lines = [write("first", id="dup")] + filler[:store.SCAN_CHUNK_ROWS] + [write("second", id="dup"), "bad"]
+    lines += filler[store.SCAN_CHUNK_ROWS:] + [write("first", id="dup")]
+    write_jsonl(home.landing / "a.jsonl", lines)
+    report = run_ingest(conn, home)
+    assert (report.valid_events, report.duplicate_events, report.quarantined_lines) == (len(filler) + 1, 1, 2)
+    assert conn.execute("select data::json->>'$.text' from raw.events where event_id = 'dup'").fetchall() == [
+        ("first",)]
+    assert quarantine(conn) == [(store.SCAN_CHUNK_ROWS + 2, "duplicate_id_conflict", "event id dup was already "
+                                 "ingested with different content"), (store.SCAN_CHUNK_ROWS + 3, "invalid_json",
+                                                                      "line is not valid JSON")]
 
 
 def test_a_file_that_fails_leaves_no_working_tables(conn, home, monkeypatch):

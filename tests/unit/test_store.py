@@ -146,3 +146,23 @@ def test_remove_spills_removes_only_its_stores_folders_of_that_name(tmp_path, mo
     with duckdb.connect() as conn:
         assert store.remove_spills(conn, "passes") == []
     assert (tmp_path / "memcurator-passes-other").exists()
+
+
+def test_a_registered_frame_is_scanned_in_chunks_of_its_buffers():
+    # DuckDB scans a registered Arrow table one chunk per thread: a frame in one chunk is cut (not copied)
+    # into chunks of at most SCAN_CHUNK_ROWS, and reads as it was
+    import polars as pl
+    import pyarrow as pa
+
+    rows = 2 * store.SCAN_CHUNK_ROWS + 5
+    table = pa.table({"n": pa.array(range(rows), pa.int64()), "s": pa.array([str(i) for i in range(rows)])})
+    assert table.column("n").num_chunks == 1
+    chunked = store.scannable(table)
+    assert [len(c) for c in chunked.column("n").chunks] == [store.SCAN_CHUNK_ROWS, store.SCAN_CHUNK_ROWS, 5]
+    assert chunked.equals(table)
+    first = table.column("n").chunks[0].buffers()[1].address
+    assert chunked.column("n").chunks[0].buffers()[1].address == first  # the same memory
+    conn = duckdb.connect()
+    with store.registered(conn, frame=pl.from_arrow(table).rechunk()):
+        assert conn.execute("select count(*), sum(n), max(s::int) from frame").fetchone() == (
+            rows, rows * (rows - 1) // 2, rows - 1)
