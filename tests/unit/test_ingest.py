@@ -188,6 +188,8 @@ def test_within_a_file_the_first_line_of_an_id_wins(conn, home):
     kept = conn.execute("select data::json->>'$.text' from raw.events where event_id = 'dup'").fetchall()
     assert kept == [("first",)]
     assert conn.execute("select line_no, reason from raw.quarantine").fetchall() == [(2, "duplicate_id_conflict")]
+    # the conflicting line is kept as it was landed (the split keeps the text of quarantined lines only)
+    assert orjson.loads(conn.execute("select raw_text from raw.quarantine").fetchone()[0])["data"]["text"] == "second"
 
 
 def test_a_file_of_several_scan_chunks_keeps_the_first_line_of_an_id(conn, home):
