@@ -13,15 +13,14 @@ with firsts as (
 
 classified as (
     select
-        v.* exclude (text),
+        v.*,
         case
             when e.event_id is not null and e.content_hash = v.content_hash then 'duplicate'
             when e.event_id is not null then 'conflict'
             when v.line_no = f.first_line then 'new'
             when v.content_hash = f.first_hash then 'duplicate'
             else 'conflict'
-        end as outcome_kind,
-        v.text
+        end as outcome_kind
     from judged as v
     inner join firsts as f using (event_id)
     left join raw.events as e on e.event_id = v.event_id
