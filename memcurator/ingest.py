@@ -353,7 +353,7 @@ def ingest_file(conn: duckdb.DuckDBPyConnection, landing: Path, path: Path, lake
     lines, rejected = read_lines(path, source, cfg)
     report = FileReport(source, lines=lines.num_rows + len(rejected))
     sha = _file_sha256(path)
-    redacted, secret_params = redact_sql("(j -> '$.data')::varchar")
+    redacted, secret_params = redact_sql("data_json::varchar")
     with _working_tables(conn):
         _judge(conn, lines, sql.load("validate_events").replace("{redacted_data}", redacted),
                {"max_text_chars": cfg.max_text_chars, "earliest": cfg.earliest_timestamp,
