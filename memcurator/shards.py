@@ -144,9 +144,8 @@ def _load_carried(conn: duckdb.DuckDBPyConnection, root: ShardRoot, folder: str)
             continue
         table, rows = TABLES[name], root.read(relative)
         store.ensure_table(conn, table)
-        conn.register("carried", rows)
-        conn.execute(f"insert into {table.qualified} select {table.select_list('q')} from carried q")
-        conn.unregister("carried")
+        with store.registered(conn, carried=rows):
+            conn.execute(f"insert into {table.qualified} select {table.select_list('q')} from carried q")
         _set_comment(conn, table, {_comment_of(rows)})
 
 
@@ -159,9 +158,8 @@ def derive(root: ShardRoot, night: str, shards: int, shard: str, cfg: CurationCo
         ensure_raw_tables(conn)
         for table in SHARD_INPUTS:
             store.ensure_table(conn, table)
-            conn.register("shard_input", root.read(f"{folder}/{table.qualified}.parquet"))
-            conn.execute(f"insert into {table.qualified} select {table.select_list('q')} from shard_input q")
-            conn.unregister("shard_input")
+            with store.registered(conn, shard_input=root.read(f"{folder}/{table.qualified}.parquet")):
+                conn.execute(f"insert into {table.qualified} select {table.select_list('q')} from shard_input q")
         _load_carried(conn, root, folder)
         nightly.derive_night(conn, as_of or as_of_for_night(night), cfg)
         comments = _comments(conn)
@@ -199,16 +197,13 @@ def merge(conn: duckdb.DuckDBPyConnection, root: ShardRoot, night: str, shards: 
     for table in derived_tables():
         parts = [root.read(f"{root.folder(night, shards, key)}/{table.qualified}.parquet")
                  for key in shard_keys(shards)]
-        conn.register("shard_union", pa.concat_tables(parts, promote_options="permissive"))
-        try:
+        with store.registered(conn, shard_union=pa.concat_tables(parts, promote_options="permissive")):
             if table.qualified in HISTORY_TABLES:
                 counts[table.qualified] = _replace_slice(conn, table, HISTORY_TABLES[table.qualified], as_of)
             else:
                 rows = "select distinct * from shard_union" if table.qualified in ONE_ROW_TABLES else "select * from shard_union"
                 counts[table.qualified] = store.replace_table(conn, table, rows)
                 _set_comment(conn, table, {_comment_of(part) for part in parts})
-        finally:
-            conn.unregister("shard_union")
     for _, create_view in VIEWS.values():
         create_view(conn)
     return counts
