@@ -338,7 +338,7 @@ def scannable(table: pa.Table) -> pa.Table:
     """``table`` in chunks of at most SCAN_CHUNK_ROWS rows (slices of its buffers, not a copy). DuckDB scans
     a registered Arrow table one chunk per thread, so a query over a table in one chunk (as a file's lines
     are built, or a frame polars has rechunked) ran on one thread: the validation of the bench's 1M writes
-    (sql/validate_events.sql) took 12.7 s so, 6.7 s in chunks."""
+    (sql/validate_events.sql) took 12.7 s on one thread and 6.7 s in chunks."""
     return pa.Table.from_batches(table.to_batches(max_chunksize=SCAN_CHUNK_ROWS), schema=table.schema)
 
 
