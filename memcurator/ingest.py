@@ -281,7 +281,8 @@ def _file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-FILE_TABLES = ("judged", "judged_dedup")  # the temp tables ingest_file makes for a file (and the view new_events)
+FILE_TABLES = ("judged", "judged_dedup")  # the temp tables ingest_file makes for a file
+FILE_VIEWS = ("new_events", "quarantined_lines")  # and its views over them (sql/dedupe_events.sql)
 
 
 def _judge(conn: duckdb.DuckDBPyConnection, lines: pa.Table, query: str, params: dict) -> None:
@@ -301,7 +302,8 @@ def _working_tables(conn: duckdb.DuckDBPyConnection):
     try:
         yield
     finally:
-        conn.execute("DROP VIEW IF EXISTS new_events")
+        for view in FILE_VIEWS:
+            conn.execute(f"DROP VIEW IF EXISTS {view}")
         for temp in FILE_TABLES:
             conn.execute(f"DROP TABLE IF EXISTS {temp}")
 
@@ -362,14 +364,13 @@ def ingest_file(conn: duckdb.DuckDBPyConnection, landing: Path, path: Path, lake
         # Arrow's pool keeps the pages it freed (the lines' 0.6 GB, and their split's before): given back,
         # the ingest of the bench's 1M writes peaks at 2.6-2.9 GB RSS, 3.8-3.9 GB kept (memory_limit 2.5GB)
         pa.default_memory_pool().release_unused()
-        conn.execute(sql.load("dedupe_events"))  # judged split into judged_dedup, a temp table too
-        conn.execute("DROP TABLE judged")
+        conn.execute(sql.load("dedupe_events"))  # judged split by judged_dedup, a temp table too
         with _file_transaction(conn, rejected):
             report.valid_events = conn.execute("select count(*) from new_events").fetchone()[0]
             report.duplicate_events = conn.execute(
                 "select count(*) from judged_dedup where outcome = 'duplicate'").fetchone()[0]
             conn.execute(f"INSERT INTO raw.events SELECT {EVENTS.select_list()} FROM new_events")
-            report.quarantined_lines = _quarantine(conn, "judged_dedup", "outcome = 'quarantine'", cfg)
+            report.quarantined_lines = _quarantine(conn, "quarantined_lines", "problem is not null", cfg)
             if lake is not None and report.valid_events:
                 _write_lake(conn, lake, sha)
             _record_landed(conn, path, sha, report)
