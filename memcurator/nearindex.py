@@ -284,20 +284,25 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
     conn.execute("delete from core.near_duplicate_index where rowid in (select index_row from leaving)")
     # copied into DuckDB: a join may push a filter on the 64-bit keys into the scan of a registered Arrow
     # frame, which DuckDB hands to pyarrow as a Python int, and keys past 2^63 overflow there
-    for name, frame in (("fresh_bands", fresh_bands), ("regrouped", regrouped)):
+    for name, frame in (("fresh_keys", hashed.select("namespace", "entry_id", "band_keys")), ("regrouped", regrouped)):
         with registered(conn, frame=frame):
             conn.execute(f"create or replace temp table {name} as select * from frame")
     try:
         # the unchanged entries sharing a band key with a changed one (their band keys are the stored band
         # index): the salted keys are joined alone, and the index rows they name read after (unnesting
-        # every row's namespace and entry id with its keys took twice as long)
+        # every row's namespace and entry id with its keys took twice as long). Both sides are unnested in
+        # the query: DuckDB estimates an unnest at one row per list, so the changed entries' side, with
+        # fewer lists, is the one it builds the join's hash table on. With their keys unnested beforehand
+        # (a row per key), it could take the stored side for the smaller and hash its millions of keys
+        # (lab, 8-20k changed entries drawn from a 1M index: 1.1-2.2 s against 0.33-0.64 s)
         partners = conn.execute(
             """with stored as (  -- of the namespaces with a changed entry (a key is salted with its namespace)
                    select rowid as stored_row, unnest(band_keys) as key from core.near_duplicate_index
-                   semi join (select distinct namespace from fresh_bands) using (namespace)
+                   semi join (select distinct namespace from fresh_keys) using (namespace)
                ),
+               fresh as (select namespace, entry_id, unnest(band_keys) as key from fresh_keys),
                hits as (
-                   select distinct f.namespace, f.entry_id as x, s.stored_row from fresh_bands as f
+                   select distinct f.namespace, f.entry_id as x, s.stored_row from fresh as f
                    inner join stored as s using (key)
                )
                select distinct h.namespace, h.x, i.entry_id as y from hits as h
@@ -341,7 +346,7 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
                anti join regrouped_members as m on m.namespace = p.namespace and m.entry_id = p.entry_a
                where method = 'exact'""").pl()
     finally:
-        for temp in ("leaving", "regrouped_members", "fresh_bands", "regrouped", "wanted"):
+        for temp in ("leaving", "regrouped_members", "fresh_keys", "regrouped", "wanted"):
             conn.execute(f"drop table if exists {temp}")
 
     # the entries read here, numbered in write order (a pair's a is its older entry)
