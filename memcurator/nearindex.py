@@ -269,7 +269,8 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
     keys = clustering.band_keys_of(minhash.token_rows(hashed["shingles"], vocabulary), cfg)
     hashed = hashed.with_columns(pl.Series("band_keys", clustering.stored_band_keys(hashed["namespace"], keys))
                                  .cast(pl.List(pl.UInt64)))
-    fresh_bands = (hashed.select("namespace", "entry_id", "band_keys")
+    band_lists = hashed.select("namespace", "entry_id", "band_keys")  # the changed entries' keys, a list each
+    fresh_bands = (band_lists
                    .with_columns(pl.int_ranges(0, pl.col("band_keys").list.len(), dtype=pl.Int16).alias("band"))
                    .explode("band_keys", "band").rename({"band_keys": "key"}))
 
@@ -284,7 +285,7 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
     conn.execute("delete from core.near_duplicate_index where rowid in (select index_row from leaving)")
     # copied into DuckDB: a join may push a filter on the 64-bit keys into the scan of a registered Arrow
     # frame, which DuckDB hands to pyarrow as a Python int, and keys past 2^63 overflow there
-    for name, frame in (("fresh_keys", hashed.select("namespace", "entry_id", "band_keys")), ("regrouped", regrouped)):
+    for name, frame in (("fresh_keys", band_lists), ("regrouped", regrouped)):
         with registered(conn, frame=frame):
             conn.execute(f"create or replace temp table {name} as select * from frame")
     try:
@@ -373,8 +374,7 @@ def _incremental(conn: duckdb.DuckDBPyConnection, cfg: CurationConfig, knobs: st
     result = pl.concat([clustering.with_entry_ids(new_pairs, docs).select(list(clustering._PAIR_SCHEMA)),
                         kept_pairs.cast(clustering._PAIR_SCHEMA)])
 
-    _add_to_index(conn, fresh.join(hashed.select("namespace", "entry_id", "band_keys"), on=["namespace", "entry_id"],
-                                   how="left"), knobs)
+    _add_to_index(conn, fresh.join(band_lists, on=["namespace", "entry_id"], how="left"), knobs)
     return result
 
 
