@@ -210,6 +210,16 @@ def remove_spills(where: duckdb.DuckDBPyConnection | Path, name: str) -> list[st
     return sorted(p.name for p in stale)
 
 
+def remove_every_spill(path: Path) -> list[str]:
+    """Remove every ``spill_space`` folder beside the store's file, whatever its name (what killed nights and
+    checks left: texts of entries, copies of the store's events). A purge calls it holding the store's write
+    lock. Returns the names removed."""
+    stale = [p for p in path.parent.iterdir() if p.name.startswith(f"{path.name}.") and p.is_dir()]
+    for folder in stale:
+        shutil.rmtree(folder, ignore_errors=True)
+    return sorted(p.name for p in stale)
+
+
 @contextmanager
 def spill_space(where: duckdb.DuckDBPyConnection | Path, name: str) -> Iterator[Path]:
     """A folder for work too large to hold, removed after: beside the store's file (``where``: a

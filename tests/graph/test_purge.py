@@ -10,6 +10,7 @@ target's and all of the neighbour's.
 from __future__ import annotations
 
 import gzip
+import shutil
 from datetime import datetime, timezone
 
 import duckdb
@@ -127,6 +128,20 @@ def test_purge_namespace_leaves_no_byte_of_it_under_the_home(built):
     with store.connect(home.store, read_only=True) as conn:
         assert conn.execute("select count(*) from raw.events where namespace = ?", [GONE]).fetchone()[0] == 0
         assert conn.execute("select count(*) from raw.events").fetchone()[0] == 2
+
+
+def test_purge_removes_what_killed_nights_and_checks_left_beside_the_store(built):
+    # a killed rederive-check leaves its folder (a copy of the store's events), a killed full night its
+    # spilled texts: the purge holds the write lock, so such folders are leftovers (copies of the store here)
+    home = built
+    for name in ("rederive", "passes", "another"):
+        folder = home.store.with_name(f"{home.store.name}.{name}-killed")
+        folder.mkdir()
+        shutil.copy2(home.store, folder / home.store.name)
+    assert len(_found(home, [MARKERS["write"]])[MARKERS["write"]]) >= 4, "the scan must see the copies"
+    purge(home, "namespace", GONE, "customer left: contract ended")
+    assert set(_found(home, [*MARKERS.values(), NEIGHBOUR])) == {NEIGHBOUR}
+    assert not [p for p in home.store.parent.iterdir() if p.name.startswith(f"{home.store.name}.") and p.is_dir()]
 
 
 def test_purge_user_removes_only_that_users_events(built):
