@@ -35,6 +35,7 @@ import gc
 import importlib
 import multiprocessing
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -54,6 +55,7 @@ from memcurator import compaction, ingest, store
 from memcurator.config import CurationConfig
 from memcurator.home import Home
 from memcurator.night import STEPS
+from memcurator.profile import copy_store, profile_markdown, profile_night
 
 START = datetime(2026, 9, 1)
 DAYS = 60
@@ -424,13 +426,8 @@ def statement_summary(statements: dict[str, list[tuple[float, str]]]) -> dict:
                      reverse=True)[:STATEMENTS_SHOWN]
     return {"stages": {stage: {"count": len(log), "seconds": round(sum(s for s, _ in log), 3)}
                        for stage, log in statements.items()},
-            "slowest": [{"stage": stage, "seconds": round(seconds, 3), "statement": _gist(query)}
+            "slowest": [{"stage": stage, "seconds": round(seconds, 3), "statement": store.gist(query)}
                         for seconds, stage, query in slowest]}
-
-
-def _gist(query: str, length: int = 160) -> str:
-    text = " ".join(store.without_comments(query).split())
-    return text if len(text) <= length else text[:length - 3] + "..."
 
 
 def timed_night(store_path: Path, landing: Path, as_of: datetime, cfg: CurationConfig, entries: int) -> dict:
@@ -629,7 +626,10 @@ def _land_churn(kept: Path, landing: Path, name: str, count: int, namespaces: in
 
 
 def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, churn: float = 0.0, seed: int = 1,
-              baseline_entries: int = 20_000, progress=print, job_night: bool = False) -> dict:
+              baseline_entries: int = 20_000, progress=print, job_night: bool = False, profile: bool = False) -> dict:
+    """The full night, then with ``churn`` a churn night, a night with no new file and (``job_night``) the
+    Dagster job's night, each timed; with ``profile``, the churn night derived again on a copy of the store
+    as it was before it, with DuckDB's profile of every statement (memcurator/profile.py; not timed)."""
     cfg = CurationConfig()
     home = Home.from_env(workdir).ensure()
     warmup = warm_kernels(workdir / "kernel-warmup")
@@ -673,6 +673,8 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
         count = max(1, int(entries * churn))
         churned = in_fresh_process(_land_churn, kept, home.landing, "churn.jsonl", count, namespaces, words,
                                    seed + 1, as_of, "c")
+        before = workdir / "before-churn"
+        copy = copy_store(home.store, before) if profile else None
         timed = timed_night(home.store, home.landing, as_of + timedelta(days=1), cfg, entries)
         night = [Stage(**row) for row in timed["stages"]]
         churn_wall = round(sum(s.wall_s for s in night if s.name != "ingest"), 3)
@@ -680,6 +682,14 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
                            "ratio_to_full": round(churn_wall / derivation, 3), "stages": [asdict(s) for s in night],
                            "statements": timed["statements"]}
         progress(f"churn night ({churn:.1%}): {churn_wall:.1f} s = {churn_wall / derivation:.1%} of the full night")
+        if profile:
+            profiled = in_fresh_process(profile_night, copy, home.landing, as_of + timedelta(days=1), cfg)
+            shutil.rmtree(before)
+            result["churn"]["profile"] = profiled
+            reads = profiled["large_table_reads"]
+            progress(f"the churn night profiled again: {profiled['statements']:,} statements, {profiled['thread_s']:.1f} s "
+                     f"of the threads' time in DuckDB; {reads['count']:,} reads of stored tables of "
+                     f"{reads['min_rows']:,} rows or more, {reads['thread_s']:.1f} s of it")
         # what a night whose close compacts pays on top (compaction.py: weekly, or when deleted rows pile up)
         compacted = Stage(**in_fresh_process(_timed_compaction, home.store, as_of + timedelta(days=1), entries))
         result["churn"]["compaction_s"] = compacted.wall_s
@@ -1051,6 +1061,8 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
                     f"{sum(v['seconds'] for v in counted.values()):.2f} s of its {c['churn']['derivation_wall_s']:.2f} s "
                     f"(the stages' own Python, the rest). The slowest {len(slowest)}:", ""]
             out += [f"- {x['seconds']:.3f} s, {x['stage']}: `{x['statement']}`" for x in slowest]
+        if "profile" in c["churn"]:
+            out += ["", *profile_markdown(c["churn"]["profile"])]
     out += ["", "Commands:", "", "```sh", *commands, "```", ""]
     return "\n".join(out)
 

@@ -580,6 +580,36 @@ def rederive_check_command(night: Optional[str] = typer.Option(None, help="Night
         raise typer.Exit(1)
 
 
+@app.command("profile-night")
+def profile_night_command(night: Optional[str] = typer.Option(None, help="Night to derive (YYYY-MM-DD); default "
+                                                                         "yesterday UTC."),
+                          setting: list[str] = typer.Option([], "--set", help="NAME=VALUE: derive with this curation "
+                                                            "setting (repeatable)."),
+                          home: Optional[Path] = HomeOption,
+                          out: Optional[Path] = typer.Option(None, "--out", help="Write the profile as JSON here.")) -> None:
+    """Where a night's time goes: ingest the landing's new files and derive the night on a copy of the store
+    (made beside it, removed after; the store is not changed), with DuckDB's profile of every statement,
+    summed by stage, by operator and by the stored tables read."""
+    import orjson
+
+    from memcurator.config import CurationConfig
+    from memcurator.entries import as_of_for_night
+    from memcurator.profile import copy_store, profile_night, text_summary
+
+    h, cfg = _home(home), CurationConfig(**_settings(setting))
+    as_of = as_of_for_night(night or _yesterday())
+    with store.spill_space(h.store, "profile") as folder:
+        copy = copy_store(h.store, folder)
+        with console.status(f"profiling the night of {as_of - timedelta(days=1):%Y-%m-%d} on a copy of the store"):
+            profile = profile_night(copy, h.landing, as_of, cfg)
+    for line in text_summary(profile):
+        console.print(line, markup=False, highlight=False)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(orjson.dumps(profile, option=orjson.OPT_INDENT_2))
+        console.print(f"wrote {out}")
+
+
 @app.command("report")
 def report_command(out: Path = typer.Option(Path("reports/store-health.html"), "--out", help="The HTML file to write."),
                    home: Optional[Path] = HomeOption) -> None:
@@ -607,6 +637,9 @@ def bench_command(entries: int = typer.Option(100_000, help="Entries (memory wri
                   note: str = typer.Option("", help="What the report should say about the conditions of this run."),
                   job_night: bool = typer.Option(False, help="After the churn night, run the Dagster nightly job "
                                                              "on another churn share and time its steps."),
+                  profile: bool = typer.Option(False, help="After timing the churn night, derive it again on a copy "
+                                                           "of the store with DuckDB's profile of every statement "
+                                                           "(memcurator/profile.py); in the result as churn.profile."),
                   keep: bool = typer.Option(False, "--keep", help="Keep the scratch home of the last run: WORKDIR/fleet, "
                                                                   "its store as the last night left it (e.g. for "
                                                                   "`memcurator rederive-check --home WORKDIR/fleet`)."),
@@ -622,7 +655,7 @@ def bench_command(entries: int = typer.Option(100_000, help="Entries (memory wri
         if repeat > 1:
             console.print(f"run {number + 1} of {repeat}")
         runs.append(run_bench(workdir / "fleet", entries, namespaces, words, churn, baseline_entries=baseline_entries,
-                              progress=console.print, job_night=job_night))
+                              progress=console.print, job_night=job_night, profile=profile))
     result = combine(runs) | ({"note": note} if note else {})
     if recall_entries:
         result["recall"] = recall_latency(workdir / "recall", recall_entries)
@@ -657,7 +690,8 @@ def bench_report_command(results: list[Path] = typer.Argument(..., exists=True, 
                 + (f" --churn {r['churn']['share']}" if "churn" in r else "")
                 + (f" --repeat {r['repeats']}" if r.get("repeats", 1) > 1 else "")
                 + (f" --recall-entries {r['recall']['entries']}" if "recall" in r else "")
-                + (" --job-night" if "job_night" in r.get("churn", {}) else "") + f" --out {p}"
+                + (" --job-night" if "job_night" in r.get("churn", {}) else "")
+                + (" --profile" if "profile" in r.get("churn", {}) else "") + f" --out {p}"
                 for r, p in zip(loaded, results)]
     write_report(loaded, commands + [f"memcurator bench-report {' '.join(map(str, results))}"], out)
     console.print(f"wrote {out}")

@@ -167,8 +167,8 @@ def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig =
         at=now.strftime("%Y-%m-%dT%H:%M:%SZ"), kind=kind,
         target_sha256=hashlib.sha256(target.encode()).hexdigest(), reason=reason)
     with store.connect(home.store) as conn:  # the exclusive lock: no nightly run interleaves
-        # the folders a killed night or re-derivation check left beside the store hold entries' texts or a
-        # copy of its events: none may keep what the purge removes
+        # the folders a killed night, re-derivation check or profile left beside the store hold entries'
+        # texts or copies of the store or of its events: none may keep what the purge removes
         store.remove_every_spill(home.store)
         ingest.ensure_raw_tables(conn)
         purged_lines = _purge_landing(home, kind, target, receipt)

@@ -115,6 +115,12 @@ def without_comments(statement: str) -> str:
     return _STRING_OR_COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith("'") else "", statement)
 
 
+def gist(statement: str, length: int = 160) -> str:
+    """A statement's first words on one line, its comments dropped (for summaries of where time went)."""
+    text = " ".join(without_comments(statement).split())
+    return text if len(text) <= length else text[:length - 3] + "..."
+
+
 def params_used(statement: str, params: dict) -> dict:
     """The parameters a statement names ($name) outside its comments: DuckDB refuses those it does not."""
     names = set(re.findall(r"\$(\w+)", without_comments(statement)))
@@ -211,9 +217,9 @@ def remove_spills(where: duckdb.DuckDBPyConnection | Path, name: str) -> list[st
 
 
 def remove_every_spill(path: Path) -> list[str]:
-    """Remove every ``spill_space`` folder beside the store's file, whatever its name (what killed nights and
-    checks left: texts of entries, copies of the store's events). A purge calls it holding the store's write
-    lock. Returns the names removed."""
+    """Remove every ``spill_space`` folder beside the store's file, whatever its name (what killed nights,
+    checks and profiles left: texts of entries, copies of the store or of its events). A purge calls it
+    holding the store's write lock. Returns the names removed."""
     stale = [p for p in path.parent.iterdir() if p.name.startswith(f"{path.name}.") and p.is_dir()]
     for folder in stale:
         shutil.rmtree(folder, ignore_errors=True)

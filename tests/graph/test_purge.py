@@ -131,10 +131,10 @@ def test_purge_namespace_leaves_no_byte_of_it_under_the_home(built):
 
 
 def test_purge_removes_what_killed_nights_and_checks_left_beside_the_store(built):
-    # a killed rederive-check leaves its folder (a copy of the store's events), a killed full night its
-    # spilled texts: the purge holds the write lock, so such folders are leftovers (copies of the store here)
+    # a killed profile-night or rederive-check leaves its folder (a copy of the store, or of its events), a
+    # killed full night its spilled texts: the purge holds the write lock, so such folders are leftovers
     home = built
-    for name in ("rederive", "passes", "another"):
+    for name in ("profile", "rederive", "passes"):
         folder = home.store.with_name(f"{home.store.name}.{name}-killed")
         folder.mkdir()
         shutil.copy2(home.store, folder / home.store.name)

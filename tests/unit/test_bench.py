@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import orjson
 from typer.testing import CliRunner
 
 from memcurator import bench, rederive, store
@@ -83,11 +84,21 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
 
 
 def test_the_command_keeps_the_store_the_last_night_left_when_asked(tmp_path):
+    out = tmp_path / "bench-300.json"
     result = CliRunner().invoke(app, ["bench", "--entries", "300", "--namespaces", "3", "--churn", "0.02",
-                                      "--baseline-entries", "100", "--workdir", str(tmp_path / "w"), "--keep"])
+                                      "--baseline-entries", "100", "--workdir", str(tmp_path / "w"), "--keep",
+                                      "--profile", "--out", str(out)])
     assert result.exit_code == 0, result.output
     with store.connect(tmp_path / "w" / "fleet" / "store.duckdb", read_only=True) as conn:  # the churn night's
         assert conn.execute("select count(*) from core.entries").fetchone()[0] == 300 + 3
+    # --profile: the churn night derived again on a copy of the store before it, the copy removed after
+    profiled = orjson.loads(out.read_bytes())["churn"]["profile"]
+    assert profiled["statements"] > 500 and "core.entry_lifecycle" in {s["name"] for s in profiled["stages"]}
+    assert not (tmp_path / "w" / "fleet" / "before-churn").exists()
+    report = tmp_path / "performance.md"
+    assert CliRunner().invoke(app, ["bench-report", str(out), "--out", str(report)]).exit_code == 0
+    text = report.read_text()
+    assert "--churn 0.02 --profile --out" in text and "derived again with DuckDB's profile of each statement" in text
 
 
 def _run(derivation: float, speedup: float, ratio: float, rss: float) -> dict:
