@@ -35,13 +35,14 @@ def test_statements_are_summed_by_stage_operator_and_large_stored_table(tmp_path
         _scan('"temp".main.stage_scope', 900_000, 0.01)]}  # a temp table, however large: not the store's
     log = [
         ("a", 0.05, _statement(tmp_path, 0, 0.051, join), "select 1 -- a comment"),
-        ("a", 0.01, str(tmp_path / "missing.json"), "select 2"),  # failed: no profile, counted as a statement
+        ("a", 0.01, str(tmp_path / "missing.json"), "COMMIT"),  # DuckDB profiles no COMMIT: its time counted apart
         ("b", 0.2, _statement(tmp_path, 2, 0.3, _scan("other.core.entries", 200_000, 0.25),
                               _scan("store.core.checks", 50, 0.001), checkpoint=0.1), "checkpoint"),
     ]
     summary = profile.summarize(log, [("a", 0.07), ("b", 0.25)])
     stages = {s["name"]: s for s in summary["stages"]}
     assert stages["a"]["statements"] == 2 and stages["a"]["thread_s"] == 0.051 and stages["b"]["checkpoint_s"] == 0.1
+    assert stages["a"]["unprofiled_s"] == 0.01 and stages["b"]["unprofiled_s"] == 0 and summary["unprofiled_s"] == 0.01
     assert summary["statements"] == 3 and summary["thread_s"] == 0.351 and summary["wall_s"] == 0.32
     reads = summary["large_table_reads"]
     # core.entries read twice (the catalog, the file's name, left out), the small and the temp table not
@@ -50,7 +51,7 @@ def test_statements_are_summed_by_stage_operator_and_large_stored_table(tmp_path
     operators = {(o["operator"], o["table"]): o for o in summary["operators"]}
     assert operators[("TABLE_SCAN", "core.entries")]["count"] == 2
     assert operators[("HASH_JOIN", "")]["thread_s"] == 0.02 and ("TABLE_SCAN", "main.stage_scope") in operators
-    assert [s["stage"] for s in summary["slowest"]] == ["b", "a"]  # slowest first; the failed one has no profile
+    assert [s["stage"] for s in summary["slowest"]] == ["b", "a"]  # slowest first; the COMMIT has no profile
     assert summary["slowest"][1]["statement"] == "select 1"
 
 
