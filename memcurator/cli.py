@@ -594,12 +594,19 @@ def profile_night_command(night: Optional[str] = typer.Option(None, help="Night 
 
     from memcurator.config import CurationConfig
     from memcurator.entries import as_of_for_night
-    from memcurator.profile import copy_store, profile_night, text_summary
+    from memcurator.profile import StoreUnavailable, copy_store, profile_night, text_summary
 
     h, cfg = _home(home), CurationConfig(**_settings(setting))
-    as_of = as_of_for_night(night or _yesterday())
+    try:
+        as_of = as_of_for_night(night or _yesterday())
+    except ValueError:
+        raise typer.BadParameter(f"{night!r}: expected a date, YYYY-MM-DD", param_hint="--night")
     with store.spill_space(h.store, "profile") as folder:
-        copy = copy_store(h.store, folder)
+        try:
+            copy = copy_store(h.store, folder)
+        except StoreUnavailable as error:
+            console.print(f"[red]{error}[/]")
+            raise typer.Exit(1)
         with console.status(f"profiling the night of {as_of - timedelta(days=1):%Y-%m-%d} on a copy of the store"):
             profile = profile_night(copy, h.landing, as_of, cfg)
     for line in text_summary(profile):

@@ -55,14 +55,24 @@ class ProfiledConnection:
             self._log.append((self._stage, time.perf_counter() - started, str(path), query))
 
 
+class StoreUnavailable(RuntimeError):
+    """There is no store to copy, or a process writing it (a night) holds it."""
+
+
 def copy_store(path: Path, folder: Path) -> Path:
     """A copy of the store's file (and of its write-ahead log, if any) in ``folder``, made with the store open
     for reading, so that no night writes it meanwhile (DuckDB has one writer); the copy's path."""
+    if not path.is_file():
+        raise StoreUnavailable(f"no store at {path}: run a night first (memcurator run)")
     folder.mkdir(parents=True, exist_ok=True)
-    with store.connect(path, read_only=True):
-        for part in (path, path.with_name(path.name + ".wal")):
-            if part.exists():
-                shutil.copy2(part, folder / part.name)
+    try:
+        with store.connect(path, read_only=True):
+            for part in (path, path.with_name(path.name + ".wal")):
+                if part.exists():
+                    shutil.copy2(part, folder / part.name)
+    except (duckdb.IOException, duckdb.ConnectionException) as error:
+        raise StoreUnavailable(f"{path} cannot be read now (a night may be writing it): try again after it. "
+                               f"DuckDB: {str(error).splitlines()[0]}") from error
     return folder / path.name
 
 

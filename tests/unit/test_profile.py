@@ -101,3 +101,17 @@ def test_the_report_gives_a_profiled_churn_night():
         "by_table": [{"table": "core.entries", "count": 3, "thread_s": 0.5, "rows_scanned": 3_000_000}]}}
     lines = profile.profile_markdown(summary)
     assert "| core.entries | 3 | 3,000,000 | 0.50 |" in lines and "3 reads of stored tables" in lines[0]
+
+
+def test_the_command_says_why_it_cannot_profile(tmp_path, churned):
+    # a home without a store yet, a night that is not a date, a store a night holds: a message, no traceback
+    empty = tmp_path / "empty"
+    result = CliRunner().invoke(app, ["profile-night", "--night", "2026-11-01", "--home", str(empty)])
+    assert result.exit_code == 1 and "no store at" in result.output and result.exception.__class__ is SystemExit
+    result = CliRunner().invoke(app, ["profile-night", "--night", "yesterday", "--home", str(churned.root)])
+    assert result.exit_code == 2 and "expected a date" in result.output
+    with store.connect(churned.store):  # the writer's lock, as a running night holds it
+        result = CliRunner().invoke(app, ["profile-night", "--night", AS_OF.date().isoformat(),
+                                          "--home", str(churned.root)])
+    assert result.exit_code == 1 and "cannot be read now" in result.output
+    assert not [p for p in churned.store.parent.iterdir() if p.name.startswith(f"{churned.store.name}.")]
