@@ -55,7 +55,7 @@ from memcurator import compaction, ingest, store
 from memcurator.config import CurationConfig
 from memcurator.home import Home
 from memcurator.night import STEPS
-from memcurator.profile import copy_store, profile_markdown, profile_night
+from memcurator.profile import StatementLog, copy_store, profile_markdown, profile_night
 
 START = datetime(2026, 9, 1)
 DAYS = 60
@@ -397,25 +397,6 @@ def derive(conn, as_of: datetime, cfg: CurationConfig, entries: int,
     return stages
 
 
-class StatementLog:
-    """A connection whose ``execute`` calls are timed into ``log`` as (seconds, statement); the rest is the
-    connection's. Where a night's time goes when no stage stands out: at 1M entries a 1 %-churn night
-    ran ~750 statements, most of its time in DuckDB."""
-
-    def __init__(self, conn: duckdb.DuckDBPyConnection, log: list[tuple[float, str]]):
-        self._conn, self._log = conn, log
-
-    def __getattr__(self, name: str):
-        return getattr(self._conn, name)
-
-    def execute(self, query: str, *args, **kwargs):
-        started = time.perf_counter()
-        try:
-            return self._conn.execute(query, *args, **kwargs)
-        finally:
-            self._log.append((time.perf_counter() - started, query))
-
-
 STATEMENTS_SHOWN = 12  # the slowest statements a run keeps (each stage keeps its count and total)
 
 
@@ -673,8 +654,7 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
         count = max(1, int(entries * churn))
         churned = in_fresh_process(_land_churn, kept, home.landing, "churn.jsonl", count, namespaces, words,
                                    seed + 1, as_of, "c")
-        before = workdir / "before-churn"
-        copy = copy_store(home.store, before) if profile else None
+        copy = copy_store(home.store, workdir / "before-churn") if profile else None
         timed = timed_night(home.store, home.landing, as_of + timedelta(days=1), cfg, entries)
         night = [Stage(**row) for row in timed["stages"]]
         churn_wall = round(sum(s.wall_s for s in night if s.name != "ingest"), 3)
@@ -684,7 +664,7 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
         progress(f"churn night ({churn:.1%}): {churn_wall:.1f} s = {churn_wall / derivation:.1%} of the full night")
         if profile:
             profiled = in_fresh_process(profile_night, copy, home.landing, as_of + timedelta(days=1), cfg)
-            shutil.rmtree(before)
+            shutil.rmtree(copy.parent)
             result["churn"]["profile"] = profiled
             reads = profiled["large_table_reads"]
             progress(f"the churn night profiled again: {profiled['statements']:,} statements, {profiled['thread_s']:.1f} s "

@@ -21,25 +21,23 @@ def _scan(table: str, rows: int, seconds: float) -> dict:
             "extra_info": {"Table": table}, "children": []}
 
 
-def _statement(folder, number: int, cpu: float, *operators: dict, checkpoint: float = 0.0) -> str:
-    path = folder / f"{number}.json"
-    path.write_text(json.dumps({"cpu_time": cpu, "latency": cpu, "checkpoint_latency": checkpoint,
-                                "children": [{"operator_name": "PROJECTION", "operator_timing": 0.001,
-                                              "children": list(operators)}]}))
-    return str(path)
+def _profile(folder, number: int, cpu: float, *operators: dict, checkpoint: float = 0.0) -> None:
+    folder.mkdir(exist_ok=True)
+    (folder / f"{number}.json").write_text(json.dumps({
+        "cpu_time": cpu, "latency": cpu, "checkpoint_latency": checkpoint,
+        "children": [{"operator_name": "PROJECTION", "operator_timing": 0.001, "children": list(operators)}]}))
 
 
 def test_statements_are_summed_by_stage_operator_and_large_stored_table(tmp_path):
     join = {"operator_name": "HASH_JOIN", "operator_timing": 0.02, "children": [
         _scan("store.core.entries", 150_000, 0.03),    # a large stored table: a large read
         _scan('"temp".main.stage_scope', 900_000, 0.01)]}  # a temp table, however large: not the store's
-    log = [
-        ("a", 0.05, _statement(tmp_path, 0, 0.051, join), "select 1 -- a comment"),
-        ("a", 0.01, str(tmp_path / "missing.json"), "COMMIT"),  # DuckDB profiles no COMMIT: its time counted apart
-        ("b", 0.2, _statement(tmp_path, 2, 0.3, _scan("other.core.entries", 200_000, 0.25),
-                              _scan("store.core.checks", 50, 0.001), checkpoint=0.1), "checkpoint"),
-    ]
-    summary = profile.summarize(log, [("a", 0.07), ("b", 0.25)])
+    _profile(tmp_path / "a", 0, 0.051, join)  # (a's statement 1, its COMMIT, has no profile: DuckDB makes none)
+    _profile(tmp_path / "b", 0, 0.3, _scan("other.core.entries", 200_000, 0.25), _scan("store.core.checks", 50, 0.001),
+             checkpoint=0.1)
+    summary = profile.summarize([
+        profile.Stage("a", 0.07, [(0.05, "select 1 -- a comment"), (0.01, "COMMIT")], tmp_path / "a"),
+        profile.Stage("b", 0.25, [(0.2, "checkpoint")], tmp_path / "b")])
     stages = {s["name"]: s for s in summary["stages"]}
     assert stages["a"]["statements"] == 2 and stages["a"]["thread_s"] == 0.051 and stages["b"]["checkpoint_s"] == 0.1
     assert stages["a"]["unprofiled_s"] == 0.01 and stages["b"]["unprofiled_s"] == 0 and summary["unprofiled_s"] == 0.01
@@ -97,7 +95,7 @@ def test_the_command_profiles_a_copy_and_leaves_the_store_as_it_was(churned, tmp
 
 
 def test_the_report_gives_a_profiled_churn_night():
-    summary = profile.summarize([], [("core.entries", 0.1)]) | {"large_table_reads": {
+    summary = profile.summarize([profile.Stage("core.entries", 0.1, [], None)]) | {"large_table_reads": {
         "min_rows": 100_000, "count": 3, "thread_s": 0.5, "rows_scanned": 3_000_000,
         "by_table": [{"table": "core.entries", "count": 3, "thread_s": 0.5, "rows_scanned": 3_000_000}]}}
     lines = profile.profile_markdown(summary)
