@@ -63,7 +63,7 @@ class ProfiledConnection(StatementLog):
 
     def execute(self, query: str, *args, **kwargs):
         path = self._folder / f"{len(self._log)}.json"
-        self._conn.execute("set profiling_output = '" + str(path).replace("'", "''") + "'")
+        self._conn.execute(f"set profiling_output = '{store.path_literal(path)}'")
         return super().execute(query, *args, **kwargs)
 
 
