@@ -31,6 +31,24 @@ def _yesterday() -> str:
     return (datetime.now(timezone.utc).date() - timedelta(days=1)).isoformat()
 
 
+def _night(night: Optional[str], option: str = "--night") -> str:
+    """A night the nightly job can build (default: yesterday, UTC), or the usage error that says why not."""
+    from memcurator.entries import buildable_night
+
+    try:
+        return buildable_night(night or _yesterday(), datetime.now(timezone.utc).date()).isoformat()
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint=option) from None
+
+
+def _time(text: str, option: str) -> datetime:
+    """The time an option gives, or the usage error."""
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise typer.BadParameter(f"{text!r}: expected a date, YYYY-MM-DD[THH:MM]", param_hint=option) from None
+
+
 def _progress() -> Progress:
     return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), console=console)
@@ -55,8 +73,8 @@ def demo(
     """Generate a seeded demo fleet, land it, run the nightly job for its last day, print a summary."""
     from memcurator import demo as demo_fleet
 
+    end_day = _night(end, "--end")
     h = _home(home)
-    end_day = end or _yesterday()
     folder = demo_fleet.demo_folder(h.landing, date.fromisoformat(end_day), seed)
     if folder.exists():
         console.print(f"a demo fleet for {end_day} (seed {seed}) is already landed in {folder}: running the job on it")
@@ -89,7 +107,8 @@ def land(paths: list[Path] = typer.Argument(..., help="Transcript files (JSONL, 
 def run(night: Optional[str] = typer.Option(None, help="Night to build (YYYY-MM-DD); default yesterday UTC."),
         home: Optional[Path] = HomeOption) -> None:
     """Run the nightly job in-process for one night (ingest, derive, check, publish)."""
-    _run_and_report(_home(home), night or _yesterday())
+    night = _night(night)
+    _run_and_report(_home(home), night)
 
 
 @app.command("scaleout-night")
@@ -103,7 +122,8 @@ def scaleout_night(night: Optional[str] = typer.Option(None, help="Night to buil
     """
     from memcurator.scaleout import run_night
 
-    outcome = run_night(_home(home), night or _yesterday(), parallel=parallel, progress=console.print)
+    night = _night(night)
+    outcome = run_night(_home(home), night, parallel=parallel, progress=console.print)
     console.print(f"{'done' if outcome.success else 'FAILED'}: {outcome.shards} shards, "
                   f"split run {outcome.split_run}, merge run {outcome.merge_run or '-'}")
     if not outcome.success:
@@ -196,7 +216,7 @@ def recall_command(
 
     from memcurator.recall import recall
 
-    at = datetime.fromisoformat(as_of) if as_of else None
+    at = _time(as_of, "--as-of") if as_of else None
     hits = recall(query, namespace, _published(_home(home)), k=k, as_of=at, mode="raw" if raw else "curated")
     if as_json:
         print(orjson.dumps([h.__dict__ for h in hits], option=orjson.OPT_INDENT_2).decode())
@@ -247,7 +267,7 @@ def import_command(
     if fmt not in FORMATS:
         console.print(f"[red]unknown format {fmt}[/]; known: {', '.join(FORMATS)}")
         raise typer.Exit(2)
-    when = datetime.fromisoformat(ts) if ts else datetime.fromtimestamp(path.stat().st_mtime, timezone.utc)
+    when = _time(ts, "--ts") if ts else datetime.fromtimestamp(path.stat().st_mtime, timezone.utc)
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
     convert = {"mcp-memory": mcp_memory.convert, "flat": flat.convert, "tau-bench": transcripts.tau_bench,

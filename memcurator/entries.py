@@ -18,6 +18,25 @@ from memcurator.tables import (CHECKS, ENTRIES, ENTRY, ENTRY_HASH, ENTRY_USAGE, 
                                RUNS, C, Table, register)
 
 
+FIRST_NIGHT = date(2024, 1, 1)  # the nightly job's first partition (pipelines/partitions.py)
+
+
+def buildable_night(night: str, today: date) -> date:
+    """The night ``night`` names (YYYY-MM-DD) when the nightly job can build it: from FIRST_NIGHT to the day
+    before ``today`` (UTC; a night is built once its day is over, as its partition exists only then).
+    Otherwise a ValueError that says why."""
+    try:
+        day = date.fromisoformat(night)
+    except ValueError:
+        raise ValueError(f"{night!r} is not a date: expected YYYY-MM-DD") from None
+    if day < FIRST_NIGHT:
+        raise ValueError(f"{night}: the first night the job builds is {FIRST_NIGHT}")
+    if day >= today:
+        raise ValueError(f"{night}: a night is built once its day is over (UTC); the latest now is "
+                         f"{today - timedelta(days=1)}")
+    return day
+
+
 def as_of_for_night(night: date | str) -> datetime:
     """The nightly run for day D sees every event before D+1 00:00 UTC."""
     day = date.fromisoformat(night) if isinstance(night, str) else night

@@ -2,6 +2,6 @@
 
 import dagster as dg
 
-NIGHTLY_START = "2024-01-01"
+from memcurator.entries import FIRST_NIGHT
 
-nightly_partitions = dg.DailyPartitionsDefinition(start_date=NIGHTLY_START, timezone="UTC")
+nightly_partitions = dg.DailyPartitionsDefinition(start_date=FIRST_NIGHT.isoformat(), timezone="UTC")

@@ -1,0 +1,66 @@
+"""The command line says what is wrong with a date it is given, before it does anything."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+from typer.testing import CliRunner
+
+from memcurator.cli import app
+from memcurator.entries import FIRST_NIGHT, buildable_night
+from memcurator.home import Home
+from pipelines.partitions import nightly_partitions
+
+
+def _said(result) -> str:
+    # the console wraps its lines at the terminal's width, in a panel's borders
+    return " ".join(result.output.replace("│", " ").split())
+
+
+def test_a_night_is_buildable_from_the_first_partition_to_the_day_before_today():
+    today = date(2026, 12, 6)
+    assert buildable_night("2026-12-05", today) == date(2026, 12, 5)
+    assert buildable_night(FIRST_NIGHT.isoformat(), today) == FIRST_NIGHT
+    with pytest.raises(ValueError, match="once its day is over.*latest now is 2026-12-05"):
+        buildable_night("2026-12-06", today)
+    with pytest.raises(ValueError, match="first night the job builds is 2024-01-01"):
+        buildable_night("2023-12-31", today)
+    with pytest.raises(ValueError, match="'12/05/2026' is not a date"):
+        buildable_night("12/05/2026", today)
+    # the same nights as the job's partitions
+    now = datetime.now(timezone.utc)
+    keys = nightly_partitions.get_partition_keys(current_time=now)
+    assert (keys[0], keys[-1]) == (FIRST_NIGHT.isoformat(), (now.date() - timedelta(days=1)).isoformat())
+
+
+@pytest.mark.parametrize("night, said", [
+    ("tomorrow", "'tomorrow' is not a date"),
+    ((date.today() + timedelta(days=2)).isoformat(), "a night is built once its day is over"),
+    ("2020-01-01", "the first night the job builds is 2024-01-01"),
+])
+def test_run_says_why_it_cannot_build_a_night_and_touches_nothing(tmp_path, night, said):
+    home = tmp_path / "home"
+    result = CliRunner().invoke(app, ["run", "--night", night, "--home", str(home)])
+    assert result.exit_code == 2 and said in _said(result) and "Traceback" not in result.output, result.output
+    assert not home.exists()
+
+
+def test_demo_says_why_it_cannot_end_on_a_day_not_over_and_lands_nothing(tmp_path):
+    home = tmp_path / "home"
+    later = (date.today() + timedelta(days=30)).isoformat()
+    result = CliRunner().invoke(app, ["demo", "--end", later, "--writes", "50", "--home", str(home)])
+    assert result.exit_code == 2 and "--end" in _said(result) and "once its day is over" in _said(result)
+    assert not home.exists() or not any(Home.from_env(home).landing.rglob("*"))
+
+
+@pytest.mark.parametrize("command", [
+    ["recall", "deploys", "-n", "team-a", "--as-of", "last week"],
+    ["import", "flat", "{path}", "-n", "team-a", "--ts", "noon"],
+])
+def test_a_time_that_is_not_one_is_a_usage_error(tmp_path, command):
+    source = tmp_path / "notes.txt"
+    source.write_text("use the staging database for load tests\n")
+    args = [a.replace("{path}", str(source)) for a in command] + ["--home", str(tmp_path / "home")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and "expected a date, YYYY-MM-DD[THH:MM]" in _said(result), result.output
