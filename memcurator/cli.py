@@ -91,7 +91,8 @@ def demo(
 
 
 @app.command()
-def land(paths: list[Path] = typer.Argument(..., help="Transcript files (JSONL, optionally .gz)."),
+def land(paths: list[Path] = typer.Argument(..., exists=True, dir_okay=False, readable=True,
+                                           help="Transcript files (JSONL, optionally .gz)."),
          home: Optional[Path] = HomeOption) -> None:
     """Copy transcript files into the landing folder (never edited after landing)."""
     h = _home(home)
@@ -417,13 +418,20 @@ def review_resolve(conflict_id: str, action: str = typer.Argument(..., help="rep
 @app.command("eval")
 def eval_command(
     dataset: str = typer.Argument(..., help="locomo, situatedqa, sick, msrp, sts, tau-bench or synthetic."),
-    paths: list[Path] = typer.Argument(None, help="The dataset's files."),
+    paths: list[Path] = typer.Argument(None, exists=True, dir_okay=False, readable=True, help="The dataset's files."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write the result as JSON here."),
 ) -> None:
     """Measure raw vs curated on an external dataset (gold never enters the log)."""
     import orjson
 
-    from memcurator.eval.runner import evaluate
+    from memcurator.eval.runner import DATASETS, SUITE, evaluate
+
+    if dataset not in DATASETS:
+        raise typer.BadParameter(f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}", param_hint="DATASET")
+    files = dict(SUITE)[dataset]
+    if files and not paths:  # without them it measured nothing (0 conversations) and said so in a note
+        raise typer.BadParameter(f"{dataset} reads its files, such as "
+                                 f"{' '.join('../shared/data/' + f for f in files)}", param_hint="PATHS")
 
     with console.status(f"evaluating {dataset}"):
         result = evaluate(dataset, list(paths or []))

@@ -1,4 +1,4 @@
-"""The command line says what is wrong with a date it is given, before it does anything."""
+"""The command line says what is wrong with a date, a dataset or a file it is given, before it does anything."""
 
 from __future__ import annotations
 
@@ -64,3 +64,17 @@ def test_a_time_that_is_not_one_is_a_usage_error(tmp_path, command):
     args = [a.replace("{path}", str(source)) for a in command] + ["--home", str(tmp_path / "home")]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2 and "expected a date, YYYY-MM-DD[THH:MM]" in _said(result), result.output
+
+
+@pytest.mark.parametrize("command, said", [
+    (["eval", "nope"], "unknown dataset 'nope'; known: locomo,"),
+    (["eval", "locomo"], "locomo reads its files, such as ../shared/data/locomo/locomo_dev.json.gz"),
+    (["eval", "msrp", "{missing}"], "does not exist"),
+    (["land", "{missing}"], "does not exist"),
+])
+def test_a_dataset_or_file_that_is_not_there_is_a_usage_error(tmp_path, command, said):
+    home = tmp_path / "home"
+    args = [a.replace("{missing}", str(tmp_path / "missing.jsonl")) for a in command]
+    result = CliRunner().invoke(app, args, env={"MEMCURATOR_HOME": str(home)})
+    assert result.exit_code == 2 and said in _said(result) and "Traceback" not in result.output, result.output
+    assert not home.exists()  # nothing landed
