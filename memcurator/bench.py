@@ -264,7 +264,8 @@ def usage(written: pl.DataFrame, anchors: pl.DataFrame, recalls: int, checks: in
     drawn = end[:, None] - 1 - (rng.random((at.height, high)) * span[:, None]).astype(np.int64)
     wanted = rng.integers(low, high + 1, at.height)
     results = (pl.DataFrame({"recall": np.repeat(np.arange(at.height), high),
-                             "slot": np.tile(np.arange(high), at.height), "entry_id": entry_ids[drawn.ravel()]})
+                             "slot": np.tile(np.arange(high), at.height),
+                             "entry_id": pl.Series(entry_ids[drawn.ravel()], dtype=pl.String)})
                .filter(pl.col("slot") < pl.Series(np.repeat(wanted, high)))
                .unique(["recall", "entry_id"], keep="first", maintain_order=True)
                .with_columns((pl.int_range(pl.len()).over("recall") + 1).alias("rank"))

@@ -523,9 +523,9 @@ def purge_command(namespace: Optional[str] = typer.Option(None, "--namespace", "
 
 
 @app.command("crash-test")
-def crash_test_command(kills: int = typer.Option(20, help="How many runs to kill."),
-                       writes: int = typer.Option(5_000, help="Size of the seeded demo fleet."),
-                       after_nights: int = typer.Option(0, "--after-nights", help="Kill the night after this many "
+def crash_test_command(kills: int = typer.Option(20, min=1, help="How many runs to kill."),
+                       writes: int = typer.Option(5_000, min=1, help="Size of the seeded demo fleet."),
+                       after_nights: int = typer.Option(0, "--after-nights", min=0, help="Kill the night after this many "
                                                         "uninterrupted ones (an incremental night, a delta publish)."),
                        workdir: Path = typer.Option(Path("reports/crash"), help="Scratch homes go here."),
                        out: Optional[Path] = typer.Option(None, "--out", help="Write the kills as JSON here.")) -> None:
@@ -656,17 +656,20 @@ def report_command(out: Path = typer.Option(Path("reports/store-health.html"), "
     except ValueError as error:
         console.print(f"[red]{error}[/]")
         raise typer.Exit(1)
+    except OSError as error:
+        console.print(f"[red]cannot write {out}: {error.strerror or error}[/]")
+        raise typer.Exit(1)
     console.print(f"wrote {path}")
 
 
 @app.command("bench")
-def bench_command(entries: int = typer.Option(100_000, help="Entries (memory writes) in the generated fleet."),
-                  namespaces: int = typer.Option(1_000, help="Namespaces they spread over."),
-                  words: int = typer.Option(60, help="Words per entry."),
-                  churn: float = typer.Option(0.0, help="Share of writes (half new entries, half new versions of stored ones) "
+def bench_command(entries: int = typer.Option(100_000, min=1, help="Entries (memory writes) in the generated fleet."),
+                  namespaces: int = typer.Option(1_000, min=1, help="Namespaces they spread over."),
+                  words: int = typer.Option(60, min=1, help="Words per entry."),
+                  churn: float = typer.Option(0.0, min=0.0, max=1.0, help="Share of writes (half new entries, half new versions of stored ones) "
                                                             "for a second, incremental night."),
-                  baseline_entries: int = typer.Option(20_000, help="Entries the naive datasketch baseline runs on."),
-                  recall_entries: int = typer.Option(0, help="Also time recall() on one namespace of this many entries."),
+                  baseline_entries: int = typer.Option(20_000, min=1, help="Entries the naive datasketch baseline runs on."),
+                  recall_entries: int = typer.Option(0, min=0, help="Also time recall() on one namespace of this many entries."),
                   workdir: Path = typer.Option(Path("reports/bench-home"), help="Scratch home (emptied first)."),
                   repeat: int = typer.Option(1, min=1, help="Runs; the report gives their medians."),
                   note: str = typer.Option("", help="What the report should say about the conditions of this run."),

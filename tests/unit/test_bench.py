@@ -391,3 +391,9 @@ def test_a_stashed_fleet_comes_back_as_it_was(tmp_path):
     assert back.frame.equals(fleet.frame) and back.frame.schema == fleet.frame.schema
     assert back.recalls.height > 0 and back.recalls.equals(fleet.recalls) and back.checks.equals(fleet.checks)
     assert bench.unstash(bench.stash(bench.Fleet(fleet.frame.clear()), tmp_path / "empty")).truth == set()
+
+
+def test_a_fleet_too_small_to_be_recalled_has_no_recalls():
+    # one entry: no recall drawn (its results were an empty column polars could not type)
+    fleet = bench.generate(1, 1, words=8, seed=2)
+    assert fleet.frame.height == 1 and fleet.recalls.height == 0

@@ -78,3 +78,14 @@ def test_a_dataset_or_file_that_is_not_there_is_a_usage_error(tmp_path, command,
     result = CliRunner().invoke(app, args, env={"MEMCURATOR_HOME": str(home)})
     assert result.exit_code == 2 and said in _said(result) and "Traceback" not in result.output, result.output
     assert not home.exists()  # nothing landed
+
+
+@pytest.mark.parametrize("command, said", [
+    (["bench", "--entries", "0"], "'--entries': Input should be greater than or equal to 1"),
+    (["bench", "--churn", "2"], "'--churn': Input should be less than or equal to 1"),
+    (["crash-test", "--kills", "0"], "'--kills': Input should be greater than or equal to 1"),
+])
+def test_a_count_or_share_out_of_range_is_a_usage_error(tmp_path, command, said):
+    result = CliRunner().invoke(app, [*command, "--workdir", str(tmp_path / "work")])
+    assert result.exit_code == 2 and said in _said(result), result.output
+    assert not (tmp_path / "work").exists()

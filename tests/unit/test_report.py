@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import re
+import shutil
 from datetime import datetime, timedelta
 
+from typer.testing import CliRunner
+
 from memcurator import ingest
+from memcurator.cli import app
 from memcurator.config import CurationConfig
 from memcurator.night import derive_night
 from memcurator.report import SERIES, write_report
@@ -30,3 +34,20 @@ def test_report_draws_every_series_over_the_nights_without_entry_text(conn, home
     assert re.search(r'id="entries"><h2>Entries written so far: 9</h2>', page)
     assert "rising over the last 3 nights" in page
     assert "ledger" not in page and "<script" not in page
+
+
+def test_the_command_says_when_it_cannot_write_the_report(conn, home, tmp_path):
+    write_jsonl(home.landing / "f.jsonl", [write(f"{SECRET_TEXT} variant {i}", entry_id=f"e{i}", ts="2026-11-01T10:00:00Z")
+                                                  for i in range(3)])
+    ingest.ingest_landing(conn, home.landing, None, CurationConfig())
+    derive_night(conn, datetime(2026, 11, 2), CurationConfig())
+    conn.execute("CHECKPOINT")
+    conn.close()
+    shutil.copyfile(home.store, home.published)
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")  # the report's folder would be a file
+    result = CliRunner().invoke(app, ["report", "--out", str(blocked / "r.html"), "--home", str(home.root)])
+    assert result.exit_code == 1 and result.exception.__class__ is SystemExit, result.output
+    assert f"cannot write {blocked / 'r.html'}" in " ".join(result.output.split())
+    result = CliRunner().invoke(app, ["report", "--out", str(tmp_path / "r.html"), "--home", str(home.root)])
+    assert result.exit_code == 0 and (tmp_path / "r.html").exists()
