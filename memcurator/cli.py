@@ -412,6 +412,11 @@ def review_resolve(conflict_id: str, action: str = typer.Argument(..., help="rep
                    home: Optional[Path] = HomeOption) -> None:
     """Resolve a conflict: replace (the likely-current side supersedes the other), narrow (both stay,
     scopes differ), retire (archive the stale side), dismiss (not a conflict)."""
+    from memcurator.decisions import CONFLICT_ACTIONS
+
+    if action not in CONFLICT_ACTIONS:
+        raise typer.BadParameter(f"{action!r}: a conflict is resolved by {', '.join(CONFLICT_ACTIONS)}",
+                                 param_hint="ACTION")
     _decide(home, "conflict", conflict_id, action, reason, curator)
 
 

@@ -89,3 +89,10 @@ def test_a_count_or_share_out_of_range_is_a_usage_error(tmp_path, command, said)
     result = CliRunner().invoke(app, [*command, "--workdir", str(tmp_path / "work")])
     assert result.exit_code == 2 and said in _said(result), result.output
     assert not (tmp_path / "work").exists()
+
+
+def test_a_conflict_is_resolved_only_by_a_known_action(tmp_path):
+    home = tmp_path / "home"
+    result = CliRunner().invoke(app, ["review", "resolve", "k_1", "explode", "--reason", "r", "--home", str(home)])
+    assert result.exit_code == 2 and "'explode': a conflict is resolved by replace, narrow, retire, dismiss" in _said(result)
+    assert not home.exists()  # no decision file written
