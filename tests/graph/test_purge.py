@@ -73,11 +73,11 @@ def _found(home: Home, needles: list[str]) -> dict[str, list[str]]:
     return hits
 
 
-@pytest.fixture
-def built(tmp_path, monkeypatch) -> Home:
-    home = Home.from_env(tmp_path / "home").ensure()
-    monkeypatch.setenv(HOME_ENV, str(home.root))
-    monkeypatch.setenv("DAGSTER_HOME", str(home.dagster_home))
+@pytest.fixture(scope="module")
+def _built_once(tmp_path_factory) -> Home:
+    """The home after its first night, built once for the module (the job takes most of a test's time);
+    each test purges a copy of it."""
+    home = Home.from_env(tmp_path_factory.mktemp("purge") / "home").ensure()
     write_jsonl(home.landing / "2026-11-01" / "a.jsonl", [
         write(MARKERS["write"], entry_id="g1", namespace=GONE, ts="2026-11-01T10:00:00Z", run_id="r1"),
         write(MARKERS["restated"], entry_id="g2", namespace=GONE, ts="2026-11-01T11:00:00Z", run_id="r2"),
@@ -92,8 +92,19 @@ def built(tmp_path, monkeypatch) -> Home:
     ], gz=True)
     decisions.record(home.decisions, GONE, "cluster", "c_0000000000", "reject", MARKERS["decision"], "curator",
                      now=datetime(2026, 11, 1, 23, tzinfo=timezone.utc))
-    outcome = run_nightly(home, "2026-11-01")
+    with pytest.MonkeyPatch.context() as env:  # run_nightly sets both for the process: put back after
+        env.setenv(HOME_ENV, str(home.root))
+        env.setenv("DAGSTER_HOME", str(home.dagster_home))
+        outcome = run_nightly(home, "2026-11-01")
     assert outcome.success
+    return home
+
+
+@pytest.fixture
+def built(_built_once, tmp_path, monkeypatch) -> Home:
+    home = Home.from_env(shutil.copytree(_built_once.root, tmp_path / "home", symlinks=True))
+    monkeypatch.setenv(HOME_ENV, str(home.root))
+    monkeypatch.setenv("DAGSTER_HOME", str(home.dagster_home))
     return home
 
 
