@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import shutil
 from datetime import date
 
 import pytest
 
 from memcurator import demo, store
 from memcurator.crash import table_hashes
+from memcurator.home import Home
 from tests.conftest import ev, write, write_jsonl
 from tests.graph.helpers import check_results, materialized_keys, run_night
 
 NIGHT = "2026-11-29"
 
 
-@pytest.fixture
-def fleet_home(home):
+def _land_fleet(home: Home) -> Home:
     demo.generate(home.landing, home.truth, writes=800, namespaces=3, days=15, seed=11, end=date(2026, 11, 29))
     write_jsonl(home.landing / "extra" / "bad.jsonl", [
         write("kept despite bad neighbours", entry_id="kept", ts="2026-11-20T00:00:00Z", namespace="fleet-001"),
@@ -24,6 +25,25 @@ def fleet_home(home):
         ev("run.start", {}, namespace="a/b"),
     ])
     return home
+
+
+@pytest.fixture
+def fleet_home(home):
+    """The fleet landed, no night run yet."""
+    return _land_fleet(home)
+
+
+@pytest.fixture(scope="module")
+def _first_night_once(tmp_path_factory) -> Home:
+    home = _land_fleet(Home.from_env(tmp_path_factory.mktemp("graph") / "home").ensure())
+    assert run_night(home, NIGHT).success
+    return home
+
+
+@pytest.fixture
+def night_home(_first_night_once, tmp_path) -> Home:
+    """A copy of the fleet's home after the job's night NIGHT (run once for the module: a run is most of a test)."""
+    return Home.from_env(shutil.copytree(_first_night_once.root, tmp_path / "home", symlinks=True))
 
 
 SOFT_CHECKS = {("mart/recall_view", "active_set_near_duplicate_rate_below_limit"),  # warns until a curator approves
@@ -60,32 +80,29 @@ def test_nightly_job_materializes_everything_and_blocking_checks_pass(fleet_home
     assert "| entry_id | VARCHAR | 0 |" in profile and "sample" not in profile  # a small store: every row read
 
 
-def test_rerunning_a_night_and_relanding_files_change_nothing(fleet_home, tmp_path):
-    assert run_night(fleet_home, NIGHT).success
-    first = table_hashes(fleet_home.store)
-    assert run_night(fleet_home, NIGHT).success
-    assert table_hashes(fleet_home.store) == first
+def test_rerunning_a_night_and_relanding_files_change_nothing(night_home):
+    first = table_hashes(night_home.store)
+    assert run_night(night_home, NIGHT).success
+    assert table_hashes(night_home.store) == first
     # a copy of an already-ingested file lands again under another name: no new events
-    src = sorted(next(fleet_home.landing.glob("demo-*")).iterdir())[0]
-    (fleet_home.landing / "again").mkdir()
-    (fleet_home.landing / "again" / src.name).write_bytes(src.read_bytes())
-    assert run_night(fleet_home, NIGHT).success
-    after = table_hashes(fleet_home.store)
+    src = sorted(next(night_home.landing.glob("demo-*")).iterdir())[0]
+    (night_home.landing / "again").mkdir()
+    (night_home.landing / "again" / src.name).write_bytes(src.read_bytes())
+    assert run_night(night_home, NIGHT).success
+    after = table_hashes(night_home.store)
     assert {k: v for k, v in after.items() if k != "raw.landed_files" and k != "raw.quarantine"} == {
         k: v for k, v in first.items() if k != "raw.landed_files" and k != "raw.quarantine"}
 
 
-def test_tables_are_a_pure_function_of_log_and_night(fleet_home, tmp_path):
+def test_tables_are_a_pure_function_of_log_and_night(night_home, tmp_path):
     """A second home fed the same files gives identical derived tables."""
-    from memcurator.home import Home
-
     other = Home.from_env(tmp_path / "other").ensure()
-    for path in fleet_home.landing.rglob("*.jsonl*"):
-        target = other.landing / path.relative_to(fleet_home.landing)
+    for path in night_home.landing.rglob("*.jsonl*"):
+        target = other.landing / path.relative_to(night_home.landing)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(path.read_bytes())
-    assert run_night(fleet_home, NIGHT).success and run_night(other, NIGHT).success
-    assert table_hashes(fleet_home.store) == table_hashes(other.store)
+    assert run_night(other, NIGHT).success
+    assert table_hashes(night_home.store) == table_hashes(other.store)
 
 
 def test_a_past_night_rebuilds_as_it_stood(fleet_home):
@@ -96,28 +113,25 @@ def test_a_past_night_rebuilds_as_it_stood(fleet_home):
     assert str(as_of) == "2026-11-21 00:00:00" and latest < as_of
 
 
-def test_corrupted_store_trips_a_blocking_check_and_stops_downstream(fleet_home):
-    assert run_night(fleet_home, NIGHT).success
-    with store.connect(fleet_home.store) as conn:  # simulate a store damaged outside the pipeline
+def test_corrupted_store_trips_a_blocking_check_and_stops_downstream(night_home):
+    with store.connect(night_home.store) as conn:  # simulate a store damaged outside the pipeline
         conn.execute("insert into raw.events select * from raw.events limit 1")
-    result = run_night(fleet_home, NIGHT)
+    result = run_night(night_home, NIGHT)
     assert check_results(result)[("raw/events", "event_ids_are_unique")] is False
     assert not ({"core/entries", "analyst/published_store"} & materialized_keys(result))
 
 
-def test_dagster_job_and_plain_derivation_give_identical_tables(fleet_home, tmp_path):
+def test_dagster_job_and_plain_derivation_give_identical_tables(night_home, tmp_path):
     """The evaluation and the benchmark use memcurator.night; it must equal the real graph."""
     from datetime import datetime
 
     from memcurator.config import CurationConfig
-    from memcurator.home import Home
     from memcurator.night import ingest_and_derive
 
-    assert run_night(fleet_home, NIGHT).success
     other = Home.from_env(tmp_path / "plain").ensure()
     with store.connect(other.store) as conn:
-        ingest_and_derive(conn, fleet_home.landing, datetime(2026, 11, 30), CurationConfig())
-    job_tables = table_hashes(fleet_home.store, ("core", "mart"))
+        ingest_and_derive(conn, night_home.landing, datetime(2026, 11, 30), CurationConfig())
+    job_tables = table_hashes(night_home.store, ("core", "mart"))
     assert job_tables and job_tables == table_hashes(other.store, ("core", "mart"))
 
 
