@@ -48,6 +48,7 @@ def test_the_command_says_when_it_cannot_write_the_report(conn, home, tmp_path):
     blocked.write_text("")  # the report's folder would be a file
     result = CliRunner().invoke(app, ["report", "--out", str(blocked / "r.html"), "--home", str(home.root)])
     assert result.exit_code == 1 and result.exception.__class__ is SystemExit, result.output
-    assert f"cannot write {blocked / 'r.html'}" in " ".join(result.output.split())
+    # (the console wraps its lines at the terminal's width, within the path too)
+    assert f"cannotwrite{blocked / 'r.html'}" in "".join(result.output.split())
     result = CliRunner().invoke(app, ["report", "--out", str(tmp_path / "r.html"), "--home", str(home.root)])
     assert result.exit_code == 0 and (tmp_path / "r.html").exists()
