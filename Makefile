@@ -8,7 +8,7 @@ UV_VERSION := 0.13.9
 export MEMCURATOR_HOME ?= $(CURDIR)/.memcurator
 export DAGSTER_HOME ?= $(MEMCURATOR_HOME)/dagster
 
-.PHONY: setup demo test fuzz test-shared test-ui test-scaleout browser redis eval ui sql bench bench-10m clean lock crash
+.PHONY: setup demo test test-crash fuzz test-shared test-ui test-scaleout browser redis eval ui sql bench bench-10m clean lock crash
 
 setup: $(VENV)/.installed
 
@@ -28,9 +28,15 @@ demo: setup
 	$(BIN)/memcurator demo
 
 ## The test suite that needs nothing outside the repository, on every core (pytest-xdist: on two cores
-## 9 min 48 s against 13 min 17 s in one process; the tests share no file or port).
+## 9 min 48 s against 13 min 17 s in one process; the tests share no file or port). The kill -9 tests
+## run apart (`make test-crash`, in CI too): with them the suite took 9 min 14 s of its 10 minutes.
 test: setup
-	$(BIN)/pytest -m "not shared_data and not ui and not scaleout" -q -n auto
+	$(BIN)/pytest -m "not shared_data and not ui and not scaleout and not crash" -q -n auto
+
+## The nightly run killed with SIGKILL on a first night and on a third: the store opens, the published
+## snapshot is a whole night's, the rerun converges (`make crash` kills twenty of each).
+test-crash: setup
+	$(BIN)/pytest -m crash -q -n 2
 
 ## The property tests drawing new examples, 2,000 each (`make test` replays the same 60 on every run).
 fuzz: setup

@@ -1,13 +1,18 @@
 """kill -9 during the nightly run: the store always opens, the published snapshot is a whole night's, and
 the rerun converges to the same tables.
 
-CI runs one kill on a small fleet's first night and one on its third (to keep `make test` within its 10
-minutes); `make crash` runs twenty of each (docs/reliability.md has the figures).
+`make test-crash` (a step of CI) runs one kill on a small fleet's first night and one on its third;
+`make crash` runs twenty of each (docs/reliability.md has the figures). Each test runs the nightly job
+as a process three or five times: 74-90 s each, apart from `make test` to keep it within its 10 minutes.
 """
 
 from __future__ import annotations
 
+import pytest
+
 from memcurator.crash import crash_test
+
+pytestmark = pytest.mark.crash
 
 
 def test_killed_nightly_runs_leave_an_openable_store_and_converge(tmp_path):
