@@ -433,7 +433,7 @@ def eval_command(
 
     if dataset not in DATASETS:
         raise typer.BadParameter(f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}", param_hint="DATASET")
-    files = dict(SUITE)[dataset]
+    files = dict(SUITE).get(dataset, [])
     if files and not paths:  # without them it measured nothing (0 conversations) and said so in a note
         raise typer.BadParameter(f"{dataset} reads its files, such as "
                                  f"{' '.join('../shared/data/' + f for f in files)}", param_hint="PATHS")
