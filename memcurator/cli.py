@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import atexit
+import gc
 import shutil
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -19,6 +21,12 @@ from memcurator.home import Home
 app = typer.Typer(help="Nightly offline curation of AI-agent memory stores.", no_args_is_help=True,
                   add_completion=False)
 console = Console()
+
+# The interpreter's last garbage collection at exit walks every object the command's imports made (Dagster,
+# Great Expectations, pandas): 1.6-1.8 s after `memcurator run` had printed its summary, 0.4 s after a
+# recall. Frozen, they are left to the end of the process. What holds a resource is closed before then: store
+# connections are context managers, and logging and temporary folders close in their own exit handlers.
+atexit.register(gc.freeze)
 
 HomeOption = typer.Option(None, "--home", help="State folder (default: $MEMCURATOR_HOME or ./.memcurator).")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import date, datetime, timedelta, timezone
 
 import pytest
@@ -96,3 +98,12 @@ def test_a_conflict_is_resolved_only_by_a_known_action(tmp_path):
     result = CliRunner().invoke(app, ["review", "resolve", "k_1", "explode", "--reason", "r", "--home", str(home)])
     assert result.exit_code == 2 and "'explode': a conflict is resolved by replace, narrow, retire, dismiss" in _said(result)
     assert not home.exists()  # no decision file written
+
+
+def test_a_command_leaves_its_objects_to_the_end_of_the_process():
+    # an exit handler registered before the command line's runs after its own: by then the objects are frozen
+    code = ("import atexit, gc\n"
+            "atexit.register(lambda: print('frozen' if gc.get_freeze_count() else 'collected'))\n"
+            "import memcurator.cli\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "frozen"
