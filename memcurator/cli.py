@@ -35,16 +35,13 @@ def _home(path: Optional[Path]) -> Home:
     return Home.from_env(path).ensure()
 
 
-def _yesterday() -> str:
-    return (datetime.now(timezone.utc).date() - timedelta(days=1)).isoformat()
-
-
 def _night(night: Optional[str], option: str = "--night") -> str:
     """A night the nightly job can build (default: yesterday, UTC), or the usage error that says why not."""
     from memcurator.entries import buildable_night
 
+    today = datetime.now(timezone.utc).date()
     try:
-        return buildable_night(night or _yesterday(), datetime.now(timezone.utc).date()).isoformat()
+        return buildable_night(night or (today - timedelta(days=1)).isoformat(), today).isoformat()
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint=option) from None
 
@@ -637,11 +634,8 @@ def profile_night_command(night: Optional[str] = typer.Option(None, help="Night 
     from memcurator.entries import as_of_for_night
     from memcurator.profile import StoreUnavailable, copy_store, profile_night, text_summary
 
+    as_of = as_of_for_night(_night(night))
     h, cfg = _home(home), CurationConfig(**_settings(setting))
-    try:
-        as_of = as_of_for_night(night or _yesterday())
-    except ValueError:
-        raise typer.BadParameter(f"{night!r}: expected a date, YYYY-MM-DD", param_hint="--night")
     with store.spill_space(h.store, "profile") as folder:
         try:
             copy = copy_store(h.store, folder)

@@ -28,7 +28,7 @@ def buildable_night(night: str, today: date) -> date:
     try:
         day = date.fromisoformat(night)
     except ValueError:
-        raise ValueError(f"{night!r} is not a date: expected YYYY-MM-DD") from None
+        raise ValueError(f"{night!r} is not a date: expected a date as YYYY-MM-DD") from None
     if day < FIRST_NIGHT:
         raise ValueError(f"{night}: the first night the job builds is {FIRST_NIGHT}")
     if day >= today:
