@@ -608,10 +608,12 @@ def _land_churn(kept: Path, landing: Path, name: str, count: int, namespaces: in
 
 
 def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, churn: float = 0.0, seed: int = 1,
-              baseline_entries: int = 20_000, progress=print, job_night: bool = False, profile: bool = False) -> dict:
-    """The full night, then with ``churn`` a churn night, a night with no new file and (``job_night``) the
-    Dagster job's night, each timed; with ``profile``, the churn night derived again on a copy of the store
-    as it was before it, with DuckDB's profile of every statement (memcurator/profile.py; not timed)."""
+              baseline_entries: int = 20_000, progress=print, job_night: bool = False, profile: bool = False,
+              churn_nights: int = 1) -> dict:
+    """The full night, then with ``churn`` a churn night (``churn_nights`` of them, night after night), a
+    night with no new file and (``job_night``) the Dagster job's night, each timed; with ``profile``, the
+    first churn night derived again on a copy of the store as it was before it, with DuckDB's profile of
+    every statement (memcurator/profile.py; not timed)."""
     cfg = CurationConfig()
     home = Home.from_env(workdir).ensure()
     warmup = warm_kernels(workdir / "kernel-warmup")
@@ -671,16 +673,40 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
             progress(f"the churn night profiled again: {profiled['statements']:,} statements, {profiled['thread_s']:.1f} s "
                      f"of the threads' time in DuckDB; {reads['count']:,} reads of stored tables of "
                      f"{reads['min_rows']:,} rows or more, {reads['thread_s']:.1f} s of it")
+        if churn_nights > 1:
+            series = [_series_night(1, churn_wall, derivation, night)]
+            for number in range(2, churn_nights + 1):
+                in_fresh_process(_land_churn, kept, home.landing, f"churn-{number}.jsonl", count, namespaces, words,
+                                 seed + 10 + number, as_of + timedelta(days=number - 1), f"c{number}-")
+                timed = timed_night(home.store, home.landing, as_of + timedelta(days=number), cfg, entries)
+                later = [Stage(**row) for row in timed["stages"]]
+                series.append(_series_night(number, round(sum(s.wall_s for s in later if s.name != "ingest"), 3),
+                                            derivation, later))
+                progress(f"churn night {number} of {churn_nights}: {series[-1]['derivation_wall_s']:.1f} s = "
+                         f"{series[-1]['ratio_to_full']:.1%} of the full night (its close {series[-1]['close_s']:.2f} s)")
+            with store.connect(home.store, read_only=True) as conn:
+                compacted_on = {row[0] for row in conn.execute(
+                    "select as_of from work.compactions where as_of > $a", {"a": as_of}).fetchall()}
+            for row, number in zip(series, range(1, churn_nights + 1)):
+                row["compacted"] = as_of + timedelta(days=number) in compacted_on
+            walls = [row["derivation_wall_s"] for row in series]
+            result["churn"]["series"] = {
+                "nights": series, "median_wall_s": round(statistics.median(walls), 3),
+                "median_ratio": round(statistics.median(walls) / derivation, 3),
+                "mean_ratio": round(statistics.fmean(walls) / derivation, 3)}
+            progress(f"{churn_nights} churn nights: median {result['churn']['series']['median_ratio']:.1%}, mean "
+                     f"{result['churn']['series']['mean_ratio']:.1%} of the full night")
+        after = as_of + timedelta(days=churn_nights - 1)  # the dates below follow the last churn night
         # what a night whose close compacts pays on top (compaction.py: weekly, or when deleted rows pile up)
-        compacted = Stage(**in_fresh_process(_timed_compaction, home.store, as_of + timedelta(days=1), entries))
+        compacted = Stage(**in_fresh_process(_timed_compaction, home.store, after + timedelta(days=1), entries))
         result["churn"]["compaction_s"] = compacted.wall_s
         progress(f"compaction of the store after it: {compacted.wall_s:.2f} s")
         if job_night:
             store.publish(home.store, home.published)
             # the night after, as users run it: the Dagster job with its checks and publish, on the same share
             in_fresh_process(_land_churn, kept, home.landing, "job.jsonl", count, namespaces, words, seed + 2,
-                             as_of + timedelta(days=1), "j")
-            night = (as_of + timedelta(days=1)).date().isoformat()  # its as_of is the churn night's + 1 day
+                             after + timedelta(days=1), "j")
+            night = (after + timedelta(days=1)).date().isoformat()  # its as_of is the churn night's + 1 day
             result["churn"]["job_night"] = in_fresh_process(_job_night, home.root, night)
             job = result["churn"]["job_night"]
             progress(f"the nightly job on the next {churn:.1%}: {job['wall_s']:.1f} s "
@@ -689,7 +715,7 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
         # the day after, a night with no new file in the landing: what any night costs, whatever changed (the
         # rules that move with the date, the tables derived whole, the close). Its only input is the few
         # events of the files before dated after their night (recalls and checks minutes after midnight).
-        quiet_as_of = as_of + timedelta(days=3 if job_night else 2)
+        quiet_as_of = after + timedelta(days=3 if job_night else 2)
         timed = timed_night(home.store, home.landing, quiet_as_of, cfg, entries)
         quiet = [Stage(**row) for row in timed["stages"]]
         quiet_wall = round(sum(s.wall_s for s in quiet if s.name != "ingest"), 3)
@@ -702,6 +728,13 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
         progress(f"a night with no new file after it ({dated} events of earlier files dated in it): {quiet_wall:.1f} s "
                  f"= {quiet_wall / derivation:.1%} of the full night")
     return result
+
+
+def _series_night(number: int, wall: float, full: float, stages: list[Stage]) -> dict:
+    """One night of a churn series: its derivation against the full night's, and its close (the
+    compaction, on the night one is due)."""
+    close = next(s.wall_s for s in stages if s.name == CLOSE)
+    return {"night": number, "derivation_wall_s": wall, "ratio_to_full": round(wall / full, 3), "close_s": close}
 
 
 JOB_KINDS = {"raw__events": "ingest", "analyst__published_store": "publish"}
@@ -770,6 +803,13 @@ def combine(runs: list[dict]) -> dict:
                 "ratio_runs": [r["churn"]["quiet_night"]["ratio_to_full"] for r in runs]}
         else:
             out["churn"].pop("quiet_night", None)
+        if all("series" in r["churn"] for r in runs):
+            out["churn"]["series"] = middle["churn"]["series"] | {
+                key: round(median(lambda r, k=key: r["churn"]["series"][k]), 3)
+                for key in ("median_wall_s", "median_ratio", "mean_ratio")} | {
+                "median_ratio_runs": [r["churn"]["series"]["median_ratio"] for r in runs]}
+        else:
+            out["churn"].pop("series", None)
         if all("job_night" in r["churn"] for r in runs):
             jobs = [r["churn"]["job_night"] for r in runs]
             peaks = [j["peak_rss_mb"] for j in jobs if "peak_rss_mb" in j]
@@ -992,6 +1032,19 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
         c = churned[-1]
         out.append(f"- 1 % churn night <= 10 % of a full night: {c['churn']['ratio_to_full']:.1%} (runs: {', '.join(f'{x:.1%}' for x in c['churn'].get('ratio_runs', [c['churn']['ratio_to_full']]))}) at {c['entries']:,} "
                    f"entries ({met(c['churn']['ratio_to_full'] <= 0.10)})")
+        if "series" in c["churn"]:
+            series = c["churn"]["series"]
+            nights = series["nights"]
+            compacted = [row["night"] for row in nights if row.get("compacted")]
+            out.append(f"  ({len(nights)} churn nights one after the other, each on "
+                       f"{c['churn']['share']:.0%} of the fleet in new writes: median "
+                       f"{series['median_ratio']:.1%}, mean {series['mean_ratio']:.1%} of the full night"
+                       + (f" (medians of the runs: {', '.join(f'{x:.1%}' for x in series['median_ratio_runs'])})"
+                          if "median_ratio_runs" in series else "")
+                       + "; night by night in the run whose full night is the median: "
+                       + ", ".join(f"{row['ratio_to_full']:.1%}" for row in nights)
+                       + (f"; the close compacted the store on night {', '.join(map(str, compacted))}" if compacted
+                          else "; no close compacted the store") + ")")
         if "quiet_night" in c["churn"]:
             quiet = c["churn"]["quiet_night"]
             runs_q = ", ".join(f"{x:.1%}" for x in quiet.get("ratio_runs", [quiet["ratio_to_full"]]))

@@ -675,6 +675,9 @@ def bench_command(entries: int = typer.Option(100_000, min=1, help="Entries (mem
                   words: int = typer.Option(60, min=1, help="Words per entry."),
                   churn: float = typer.Option(0.0, min=0.0, max=1.0, help="Share of writes (half new entries, half new versions of stored ones) "
                                                             "for a second, incremental night."),
+                  churn_nights: int = typer.Option(1, min=1, help="Churn nights one after the other (each on the "
+                                                                  "churn share of new writes); the report gives each "
+                                                                  "night's share of the full night, their median and mean."),
                   baseline_entries: int = typer.Option(20_000, min=1, help="Entries the naive datasketch baseline runs on."),
                   recall_entries: int = typer.Option(0, min=0, help="Also time recall() on one namespace of this many entries."),
                   workdir: Path = typer.Option(Path("reports/bench-home"), help="Scratch home (emptied first)."),
@@ -700,7 +703,8 @@ def bench_command(entries: int = typer.Option(100_000, min=1, help="Entries (mem
         if repeat > 1:
             console.print(f"run {number + 1} of {repeat}")
         runs.append(run_bench(workdir / "fleet", entries, namespaces, words, churn, baseline_entries=baseline_entries,
-                              progress=console.print, job_night=job_night, profile=profile))
+                              progress=console.print, job_night=job_night, profile=profile,
+                              churn_nights=churn_nights))
     result = combine(runs) | ({"note": note} if note else {})
     if recall_entries:
         result["recall"] = recall_latency(workdir / "recall", recall_entries)
@@ -733,6 +737,7 @@ def bench_report_command(results: list[Path] = typer.Argument(..., exists=True, 
     loaded = [orjson.loads(p.read_bytes()) for p in results]
     commands = [f"memcurator bench --entries {r['entries']} --namespaces {r['namespaces']} --words {r['words']}"
                 + (f" --churn {r['churn']['share']}" if "churn" in r else "")
+                + (f" --churn-nights {len(r['churn']['series']['nights'])}" if "series" in r.get("churn", {}) else "")
                 + (f" --repeat {r['repeats']}" if r.get("repeats", 1) > 1 else "")
                 + (f" --recall-entries {r['recall']['entries']}" if "recall" in r else "")
                 + (" --job-night" if "job_night" in r.get("churn", {}) else "")

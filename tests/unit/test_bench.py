@@ -86,11 +86,23 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
 def test_the_command_keeps_the_store_the_last_night_left_when_asked(tmp_path):
     out = tmp_path / "bench-300.json"
     result = CliRunner().invoke(app, ["bench", "--entries", "300", "--namespaces", "3", "--churn", "0.02",
-                                      "--baseline-entries", "100", "--workdir", str(tmp_path / "w"), "--keep",
-                                      "--profile", "--out", str(out)])
+                                      "--churn-nights", "3", "--baseline-entries", "100", "--workdir",
+                                      str(tmp_path / "w"), "--keep", "--profile", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    with store.connect(tmp_path / "w" / "fleet" / "store.duckdb", read_only=True) as conn:  # the churn night's
-        assert conn.execute("select count(*) from core.entries").fetchone()[0] == 300 + 3
+    with store.connect(tmp_path / "w" / "fleet" / "store.duckdb", read_only=True) as conn:  # the churn nights'
+        assert conn.execute("select count(*) from core.entries").fetchone()[0] == 300 + 3 * 3
+        # each night derived for its own date, the last the third after the full night's (no compaction due)
+        assert conn.execute("select max(as_of) from work.refreshes").fetchone()[0] == (
+            bench.START + timedelta(days=bench.DAYS + 1 + 3 + 1))  # and the night with no new file, the day after
+        assert conn.execute("select list(reason order by as_of) from work.compactions").fetchone()[0] == [
+            "first_night", "forced"]
+    # --churn-nights: each night's share of the full night, their median and mean
+    series = orjson.loads(out.read_bytes())["churn"]["series"]
+    assert [row["night"] for row in series["nights"]] == [1, 2, 3]
+    assert not any(row["compacted"] for row in series["nights"])
+    walls = sorted(row["derivation_wall_s"] for row in series["nights"])
+    assert series["median_wall_s"] == walls[1] > 0 and walls[0] <= series["mean_ratio"] * (
+        orjson.loads(out.read_bytes())["derivation_wall_s"]) <= walls[2] + 0.001
     # --profile: the churn night derived again on a copy of the store before it, the copy removed after
     profiled = orjson.loads(out.read_bytes())["churn"]["profile"]
     assert profiled["statements"] > 500 and "core.entry_lifecycle" in {s["name"] for s in profiled["stages"]}
@@ -98,7 +110,8 @@ def test_the_command_keeps_the_store_the_last_night_left_when_asked(tmp_path):
     report = tmp_path / "performance.md"
     assert CliRunner().invoke(app, ["bench-report", str(out), "--out", str(report)]).exit_code == 0
     text = report.read_text()
-    assert "--churn 0.02 --profile --out" in text and "derived again with DuckDB's profile of each statement" in text
+    assert "--churn 0.02 --churn-nights 3 --profile --out" in text and "3 churn nights one after the other" in text
+    assert "derived again with DuckDB's profile of each statement" in text
 
 
 def _run(derivation: float, speedup: float, ratio: float, rss: float) -> dict:
@@ -139,6 +152,16 @@ def test_repeated_runs_report_medians_and_the_largest_peak():
     assert quiet["ratio_runs"] == [0.06, 0.04, 0.05]
     del nights[1]["churn"]["quiet_night"]
     assert "quiet_night" not in bench.combine(nights)["churn"]
+    # a series of churn nights: the medians of the runs' medians and means, each run's median beside
+    for run, (middle, mean) in zip(nights, ((0.16, 0.18), (0.14, 0.15), (0.15, 0.17))):
+        run["churn"]["series"] = {"nights": [{"night": 1, "ratio_to_full": middle, "compacted": False}],
+                                  "median_wall_s": middle * run["derivation_wall_s"], "median_ratio": middle,
+                                  "mean_ratio": mean}
+    series = bench.combine(nights)["churn"]["series"]
+    assert series["median_ratio"] == 0.15 and series["mean_ratio"] == 0.17 and series["median_wall_s"] == 3.0
+    assert series["median_ratio_runs"] == [0.16, 0.14, 0.15]
+    del nights[2]["churn"]["series"]
+    assert "series" not in bench.combine(nights)["churn"]
 
 
 def test_the_targets_are_read_at_a_million_entries_and_a_larger_run_is_documented_beside():
