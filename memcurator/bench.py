@@ -1055,9 +1055,10 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
                        f"night costs whatever changed, within the churn night's {c['churn']['ratio_to_full']:.1%}; its "
                        "stages are in the table below)")
         if "compaction_s" in c["churn"]:
-            out.append(f"  (a night whose close compacts the store, weekly or when a table's deleted rows reach "
-                       f"{compaction.DEAD_SHARE:.0%} of its stored rows, pays {c['churn']['compaction_s']:.2f} s more: "
-                       "measured by a compaction of the store the churn night left)")
+            out.append(f"  (a night whose close merges the store's row groups, weekly, pays {c['churn']['compaction_s']:.2f} s "
+                       "more: measured by a merge of the store the last churn night left. A table whose deleted rows "
+                       f"reach {compaction.DEAD_SHARE:.0%} of its stored rows is written again alone by the close of "
+                       "that night, within its time)")
         if "job_night" in c["churn"]:
             job = c["churn"]["job_night"]
             out.append(f"  (the night after it as users run it, the Dagster job `nightly_curation` on another "

@@ -8,15 +8,20 @@ rewritten there and then: on a 1M-entry store, a 1 %-churn night's checkpoint af
 rewrote about 254k rows of core.cluster_edges to save one row group (0.23 s), and such merges were
 0.43 s of the night (docs/performance.md). The store's writers therefore checkpoint without merging
 (store.connect sets ``max_vacuum_tasks`` to 0), and ``close_night`` compacts (checkpoints with
-DuckDB's merges) when a table's deleted rows reach ``DEAD_SHARE`` of its stored rows, or when
-``COMPACT_DAYS`` passed since the last compaction (each night's inserts add a small row group to the
-tables it keeps). Compaction changes how rows are stored, never which: every table reads the same.
-A purge compacts into a fresh file anyway (memcurator/purge.py).
+DuckDB's merges) when ``COMPACT_DAYS`` passed since the last compaction (each night's inserts add a
+small row group to the tables it keeps). A table whose deleted rows reach ``DEAD_SHARE`` of its
+stored rows is written again alone at the close (its live rows into a fresh table), whenever that
+comes: the store's merges rewrite the row groups of every table that could be fewer, and one table's
+deletes made all of them pay. On the bench's 1M-entry store, six 1 %-churn nights after its full
+night, core.contradiction_candidates' deletes reached the share: the close with the store's merges
+took 17.2 s, the table written alone 0.4 s (lab, one machine, 2026-12-06). Compaction changes how
+rows are stored, never which: every table reads the same. A purge compacts into a fresh file anyway
+(memcurator/purge.py).
 
-work.changes is the exception: each refresh replaces its table's rows there, so after a night most of
-its rows are deleted ones, and it made every night from the third on compact the whole store (at 1M
-entries 2.6 s of the nightly job's publish step, 0.2 s of a night with no new file). The close writes
-it again alone instead (its live rows into a fresh table), which leaves it nothing to merge.
+work.changes is written again so on most nights: each refresh replaces its table's rows there, so
+after a night most of its rows are deleted ones (when that made the store compact, every night from
+the third on did: at 1M entries 2.6 s of the nightly job's publish step, 0.2 s of a night with no new
+file). Its rewrite is the nights' bookkeeping, not recorded in work.compactions.
 """
 
 from __future__ import annotations
@@ -27,8 +32,8 @@ from datetime import datetime, timedelta
 import duckdb
 
 from memcurator.changes import CHANGES
-from memcurator.store import ensure_table, replace_table, transaction
-from memcurator.tables import C, Table, register
+from memcurator.store import ensure_table, replace_table, stored_as_declared, transaction
+from memcurator.tables import TABLES, C, Table, register
 
 DEAD_SHARE = 0.10  # a table's deleted rows, of the rows it stores, that make a night compact
 COMPACT_DAYS = 7   # nights' dates between compactions at most
@@ -41,9 +46,9 @@ COMPACTIONS = register(Table(
     "One row per night whose close recorded a compaction of the store (or the first night, which only starts the count).",
     (
         C("as_of", "TIMESTAMP", "The night.", False),
-        C("reason", "VARCHAR", "first_night, deleted_rows (a table's deleted rows reached the share) or interval (days since the last).", False),
-        C("compacted", "BOOLEAN", "Whether row groups were merged (a first night only starts the count).", False),
-        C("rounds", "BIGINT", "Checkpoints with merges run (each merges at most three row groups at a time).", False),
+        C("reason", "VARCHAR", "first_night, deleted_rows (tables whose deleted rows reached the share, written again alone), interval (days since the last merge of the store) or forced.", False),
+        C("compacted", "BOOLEAN", "Whether rows were stored anew (a first night only starts the count).", False),
+        C("rounds", "BIGINT", "Checkpoints with the store's merges run (each merges at most three row groups at a time; none when the tables were written alone).", False),
         C("stored_rows", "BIGINT", "Rows stored before, deleted ones included, over the store's tables.", False),
         C("stored_rows_after", "BIGINT", "Rows stored after.", False),
         C("deleted_rows", "BIGINT", "Deleted rows still stored before, over the store's tables.", False),
@@ -83,15 +88,38 @@ def rewrite(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
         conn.execute("drop table live_rows")
 
 
+def rewrite_stored(conn: duckdb.DuckDBPyConnection, qualified: str) -> None:
+    """Write the stored table ``qualified`` (schema.name) again alone: by its declaration when it is
+    stored as declared (its columns' compression is not in DuckDB's create statement), else as the
+    store has it (a table of another version's declaration stays as it is)."""
+    declared = TABLES.get(qualified)
+    if declared is not None and stored_as_declared(conn, declared):
+        rewrite(conn, declared)
+        return
+    schema, name = qualified.split(".", 1)
+    create = conn.execute("select sql from duckdb_tables() where database_name = current_database() "
+                          "and schema_name = ? and table_name = ?", [schema, name]).fetchone()[0]
+    with transaction(conn):
+        conn.execute(f'create temp table live_rows as select * from "{schema}"."{name}"')
+        conn.execute(f'drop table "{schema}"."{name}"')
+        conn.execute(create)
+        conn.execute(f'insert into "{schema}"."{name}" select * from live_rows')
+        conn.execute("drop table live_rows")
+
+
+MERGES = ("first_night", "interval", "forced")  # the reasons that start the count of days again
+
+
 def due(conn: duckdb.DuckDBPyConnection, as_of: datetime, found: Storage) -> str | None:
     """Why the night ending at ``as_of`` compacts, or None."""
     ensure_table(conn, COMPACTIONS)
-    if found.over_share:
-        return "deleted_rows"
-    last = conn.execute("select max(as_of) from work.compactions where as_of <= $a", {"a": as_of}).fetchone()[0]
+    last = conn.execute("select max(as_of) from work.compactions where as_of <= $a and list_contains($m, reason)",
+                        {"a": as_of, "m": list(MERGES)}).fetchone()[0]
     if last is None:
         return "first_night"
-    return "interval" if as_of - last >= timedelta(days=COMPACT_DAYS) else None
+    if as_of - last >= timedelta(days=COMPACT_DAYS):
+        return "interval"
+    return "deleted_rows" if found.over_share else None
 
 
 REWRITTEN = (CHANGES,)  # tables whose rows the nights replace: written again alone at the close
@@ -111,6 +139,17 @@ def close_night(conn: duckdb.DuckDBPyConnection, as_of: datetime, force: bool = 
         return None
     compact = reason != "first_night"
     rounds, after = 0, found.stored
+    if reason == "deleted_rows":
+        with transaction(conn):
+            conn.execute("delete from work.compactions where as_of = $a", {"a": as_of})
+            conn.execute("insert into work.compactions values ($a, $r, true, 0, $s, $s, $d, $t)",
+                         {"a": as_of, "r": reason, "s": found.stored, "d": found.deleted, "t": found.over_share})
+        for qualified in found.over_share:
+            rewrite_stored(conn, qualified)
+        conn.execute("update work.compactions set stored_rows_after = $s where as_of = $a",
+                     {"s": storage(conn).stored, "a": as_of})
+        conn.execute("checkpoint")
+        return reason
     with transaction(conn):
         ensure_table(conn, COMPACTIONS)
         conn.execute("delete from work.compactions where as_of = $a", {"a": as_of})

@@ -16,6 +16,10 @@ def stored_rows(conn, table: str) -> int:
                         [table]).fetchone()[0]
 
 
+def content_of(conn, table: str) -> tuple:
+    return conn.execute(f"select count(*), sum(hash(a)) from {table}").fetchone()
+
+
 def content(conn, table: str) -> tuple:
     return conn.execute(f"select count(*), sum(hash(a, b)) from {table}").fetchone()
 
@@ -38,23 +42,52 @@ def test_a_writers_checkpoint_keeps_deleted_rows_stored(tmp_path):
         assert conn.execute("select count(*) from core.t").fetchone()[0] == ROWS // 2
 
 
-def test_deleted_rows_over_the_share_compact_the_store_and_the_table_reads_the_same(tmp_path):
+def test_a_table_whose_deleted_rows_reach_the_share_is_written_again_alone_and_reads_the_same(tmp_path):
     path = tmp_path / "store.duckdb"
     fragmented_store(path, deleted_every=2)  # half of the rows deleted
     with store.connect(path) as conn:
+        # another table with small row groups (each insert checkpointed adds one) and a few deletes
+        conn.execute("create table core.other as select i as a from range(2 * 122880) r(i)")
+        for night in range(3):
+            conn.execute("insert into core.other select i from range(1000) r(i)")
+            conn.execute("checkpoint")
+        conn.execute("delete from core.other where a < 1000 and a % 10 = 0")  # 100 of each insert
+        conn.execute("checkpoint")
+        other, other_groups = content_of(conn, "core.other"), row_groups(conn, "core.other")
+        assert compaction.close_night(conn, NIGHT - timedelta(days=1)) == "first_night"
         before = content(conn, "core.t")
         found = compaction.storage(conn)
-        assert "core.t" in found.over_share and found.deleted == ROWS // 2
+        assert found.over_share == ["core.t"] and found.deleted == ROWS // 2 + 400
         assert compaction.close_night(conn, NIGHT) == "deleted_rows"
-        assert content(conn, "core.t") == before
-        assert stored_rows(conn, "core.t") < ROWS * 0.75
+        assert content(conn, "core.t") == before and stored_rows(conn, "core.t") == ROWS // 2
+        # the other table is left as it was: its row groups are the interval's to merge
+        assert row_groups(conn, "core.other") == other_groups == 5 and content_of(conn, "core.other") == other
+        assert stored_rows(conn, "core.other") == 2 * 122880 + 3000
         reason, compacted, rounds, stored, after, deleted, tables = conn.execute(
             "select reason, compacted, rounds, stored_rows, stored_rows_after, deleted_rows, tables "
-            "from work.compactions").fetchone()
-        assert (reason, compacted, deleted, tables) == ("deleted_rows", True, ROWS // 2, ["core.t"])
-        assert rounds >= 1 and after < stored
+            "from work.compactions where as_of = $a", {"a": NIGHT}).fetchone()
+        assert (reason, compacted, rounds, deleted, tables) == ("deleted_rows", True, 0, ROWS // 2 + 400, ["core.t"])
+        assert after == stored - ROWS // 2 + 1  # and the record of it, one row more
+        # the interval counts from the first night still: the rewrite merged no other table's row groups
+        assert compaction.close_night(conn, NIGHT - timedelta(days=1) + timedelta(days=compaction.COMPACT_DAYS)) == "interval"
+        assert row_groups(conn, "core.other") == 3 and content_of(conn, "core.other") == other
     with store.connect(path) as conn:  # and it stays so, reopened
-        assert content(conn, "core.t") == before and stored_rows(conn, "core.t") < ROWS * 0.75
+        assert content(conn, "core.t") == before and stored_rows(conn, "core.t") == ROWS // 2
+
+
+def test_a_declared_table_written_again_keeps_its_declaration(tmp_path):
+    # the declaration's column compression is not in DuckDB's create statement: the rewrite takes the declaration
+    with store.connect(tmp_path / "store.duckdb") as conn:
+        table = compaction.COMPACTIONS
+        store.ensure_table(conn, table)
+        conn.execute("insert into work.compactions select timestamp '2026-01-01' + to_days(i::int), 'interval', true, 1, "
+                     "1, 1, 0, [] from range(2 * 122880) r(i)")
+        conn.execute("delete from work.compactions where as_of >= timestamp '2026-01-01' + to_days(122880)")
+        before = conn.execute("select count(*), sum(hash(as_of)) from work.compactions").fetchone()
+        compaction.rewrite_stored(conn, table.qualified)
+        assert conn.execute("select count(*), sum(hash(as_of)) from work.compactions").fetchone() == before
+        assert store.stored_as_declared(conn, table)
+        assert stored_rows(conn, table.qualified) == 122880
 
 
 def test_the_changes_table_is_written_again_alone_rather_than_compacting_the_store(tmp_path):
