@@ -92,8 +92,8 @@ crash: setup
 	$(BIN)/memcurator crash-test --kills 20 --out reports/crash.json
 	$(BIN)/memcurator crash-test --kills 20 --after-nights 2 --workdir reports/crash-later --out reports/crash-later.json
 
-## Benchmarks (not timed tests): 10k and 100k entries with eight churn nights (the first timed as the
-## target reads it; the week's compaction falls on the seventh), medians of BENCH_REPEAT runs,
+## Benchmarks (not timed tests): 10k and 100k entries with eight churn nights one after the other (the
+## target is read on the first; the report gives each), medians of BENCH_REPEAT runs,
 ## recall latency on a 50k-entry namespace; BENCH_SIZES="10000 100000 1000000" adds the million.
 ## Each run's file is kept in docs/bench/ (a size measured again replaces its file); docs/performance.md
 ## is written from all of them.

@@ -697,7 +697,7 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
             progress(f"{churn_nights} churn nights: median {result['churn']['series']['median_ratio']:.1%}, mean "
                      f"{result['churn']['series']['mean_ratio']:.1%} of the full night")
         after = as_of + timedelta(days=churn_nights - 1)  # the dates below follow the last churn night
-        # what a night whose close compacts pays on top (compaction.py: weekly, or when deleted rows pile up)
+        # what a night whose close merges the store pays on top (compaction.py: every COMPACT_DAYS nights)
         compacted = Stage(**in_fresh_process(_timed_compaction, home.store, after + timedelta(days=1), entries))
         result["churn"]["compaction_s"] = compacted.wall_s
         progress(f"compaction of the store after it: {compacted.wall_s:.2f} s")
@@ -1055,7 +1055,7 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
                        f"night costs whatever changed, within the churn night's {c['churn']['ratio_to_full']:.1%}; its "
                        "stages are in the table below)")
         if "compaction_s" in c["churn"]:
-            out.append(f"  (a night whose close merges the store's row groups, weekly, pays {c['churn']['compaction_s']:.2f} s "
+            out.append(f"  (a night whose close merges the store's row groups, every {compaction.COMPACT_DAYS} nights, pays {c['churn']['compaction_s']:.2f} s "
                        "more: measured by a merge of the store the last churn night left. A table whose deleted rows "
                        f"reach {compaction.DEAD_SHARE:.0%} of its stored rows is written again alone by the close of "
                        "that night, within its time)")

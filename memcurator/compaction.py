@@ -8,8 +8,8 @@ rewritten there and then: on a 1M-entry store, a 1 %-churn night's checkpoint af
 rewrote about 254k rows of core.cluster_edges to save one row group (0.23 s), and such merges were
 0.43 s of the night (docs/performance.md). The store's writers therefore checkpoint without merging
 (store.connect sets ``max_vacuum_tasks`` to 0), and ``close_night`` compacts (checkpoints with
-DuckDB's merges) when ``COMPACT_DAYS`` passed since the last compaction (each night's inserts add a
-small row group to the tables it keeps). A table whose deleted rows reach ``DEAD_SHARE`` of its
+DuckDB's merges) when ``COMPACT_DAYS`` passed since the last merge (each night's inserts add a small
+row group to the tables it keeps). A table whose deleted rows reach ``DEAD_SHARE`` of its
 stored rows is written again alone at the close (its live rows into a fresh table), whenever that
 comes: the store's merges rewrite the row groups of every table that could be fewer, and one table's
 deletes made all of them pay. On the bench's 1M-entry store, six 1 %-churn nights after its full
@@ -26,17 +26,23 @@ file). Its rewrite is the nights' bookkeeping, not recorded in work.compactions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 import duckdb
 
 from memcurator.changes import CHANGES
-from memcurator.store import ensure_table, replace_table, stored_as_declared, transaction
+from memcurator.store import ensure_table, stored_as_declared, transaction
 from memcurator.tables import TABLES, C, Table, register
 
 DEAD_SHARE = 0.10  # a table's deleted rows, of the rows it stores, that make a night compact
-COMPACT_DAYS = 7   # nights' dates between compactions at most
+# nights' dates between merges of the store at most. The row groups the nights add cost their scans
+# nothing measurable over that span: on the bench's 1M-entry store, 30 1 %-churn nights with no merge
+# (the tables written alone as their deletes reached the share) took 10.9 s in the median of the first
+# ten and of the last ten; the 31st took 12.9, 10.9 and 9.1 s on that store and 10.7, 10.1 and 11.3 s
+# on it merged (alternated), and the merge 8.1 s (lab, 2026-12-06, one slow machine). Merged weekly,
+# it cost the nights about a second each.
+COMPACT_DAYS = 30
 ROW_GROUP_ROWS = 122_880  # DuckDB's row group: a smaller table has nothing to merge
 DUCKDB_VACUUM_TASKS = 100  # DuckDB's default max_vacuum_tasks (per table and checkpoint)
 MAX_ROUNDS = 4  # a checkpoint merges at most three row groups at a time: a few rounds join the rest
@@ -81,11 +87,16 @@ def storage(conn: duckdb.DuckDBPyConnection) -> Storage:
 
 
 def rewrite(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
-    """Write ``table`` again alone: its live rows into a fresh table of its declaration."""
+    """Write ``table`` again alone: its live rows into a fresh table of its declaration, which then
+    takes its name (copied to a temp table and back, the 1M-entry store's core.entries took 6.4-7.0 s,
+    so 3.8-4.4 s: lab, 2026-12-06)."""
+    fresh = f"{table.name}__fresh"
     with transaction(conn):
-        conn.execute(f"create temp table live_rows as select * from {table.qualified}")
-        replace_table(conn, table, "select * from live_rows", own_transaction=False)
-        conn.execute("drop table live_rows")
+        conn.execute(f"drop table if exists {table.schema}.{fresh}")
+        conn.execute(replace(table, name=fresh).ddl())
+        conn.execute(f"insert into {table.schema}.{fresh} select {table.select_list('q')} from {table.qualified} as q")
+        conn.execute(f"drop table {table.qualified}")
+        conn.execute(f"alter table {table.schema}.{fresh} rename to {table.name}")
 
 
 def rewrite_stored(conn: duckdb.DuckDBPyConnection, qualified: str) -> None:
