@@ -14,7 +14,7 @@ stored rows is written again alone at the close (its live rows into a fresh tabl
 comes: the store's merges rewrite the row groups of every table that could be fewer, and one table's
 deletes made all of them pay. On the bench's 1M-entry store, six 1 %-churn nights after its full
 night, core.contradiction_candidates' deletes reached the share: the close with the store's merges
-took 17.2 s, the table written alone 0.4 s (lab, one machine, 2026-12-06). Compaction changes how
+took 17.2 s, with the table written alone 0.95 s (lab, one machine, 2026-12-06). Compaction changes how
 rows are stored, never which: every table reads the same. A purge compacts into a fresh file anyway
 (memcurator/purge.py).
 
@@ -150,23 +150,16 @@ def close_night(conn: duckdb.DuckDBPyConnection, as_of: datetime, force: bool = 
         return None
     compact = reason != "first_night"
     rounds, after = 0, found.stored
-    if reason == "deleted_rows":
-        with transaction(conn):
-            conn.execute("delete from work.compactions where as_of = $a", {"a": as_of})
-            conn.execute("insert into work.compactions values ($a, $r, true, 0, $s, $s, $d, $t)",
-                         {"a": as_of, "r": reason, "s": found.stored, "d": found.deleted, "t": found.over_share})
-        for qualified in found.over_share:
-            rewrite_stored(conn, qualified)
-        conn.execute("update work.compactions set stored_rows_after = $s where as_of = $a",
-                     {"s": storage(conn).stored, "a": as_of})
-        conn.execute("checkpoint")
-        return reason
     with transaction(conn):
         ensure_table(conn, COMPACTIONS)
         conn.execute("delete from work.compactions where as_of = $a", {"a": as_of})
         conn.execute("insert into work.compactions values ($a, $r, $c, 0, $s, $s, $d, $t)",
                      {"a": as_of, "r": reason, "c": compact, "s": found.stored, "d": found.deleted, "t": found.over_share})
-    if compact:
+    if reason == "deleted_rows":  # those tables alone, the store's row groups left to the interval
+        for qualified in found.over_share:
+            rewrite_stored(conn, qualified)
+        after = storage(conn).stored
+    elif compact:
         conn.execute(f"set max_vacuum_tasks = {DUCKDB_VACUUM_TASKS}")
         try:
             before = found.stored + 1
@@ -178,6 +171,7 @@ def close_night(conn: duckdb.DuckDBPyConnection, as_of: datetime, force: bool = 
                 after = storage(conn).stored
         finally:
             conn.execute("set max_vacuum_tasks = 0")
+    if compact:
         conn.execute("update work.compactions set stored_rows_after = $s where as_of = $a", {"s": after, "a": as_of})
     conn.execute("checkpoint")
     return reason
