@@ -32,7 +32,7 @@ from datetime import datetime, timedelta
 import duckdb
 
 from memcurator.changes import CHANGES
-from memcurator.store import ensure_table, stored_as_declared, transaction
+from memcurator.store import comment_on, ensure_table, stored_as_declared, transaction
 from memcurator.tables import TABLES, C, Table, register
 
 DEAD_SHARE = 0.10  # a table's deleted rows, of the rows it stores, that make a night compact
@@ -86,17 +86,26 @@ def storage(conn: duckdb.DuckDBPyConnection) -> Storage:
     return Storage(stored, deleted, over)
 
 
+def _comment(conn: duckdb.DuckDBPyConnection, schema: str, name: str) -> str | None:
+    return conn.execute("select comment from duckdb_tables() where database_name = current_database() "
+                        "and schema_name = ? and table_name = ?", [schema, name]).fetchone()[0]
+
+
 def rewrite(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
     """Write ``table`` again alone: its live rows into a fresh table of its declaration, which then
     takes its name (copied to a temp table and back, the 1M-entry store's core.entries took 6.4-7.0 s,
-    so 3.8-4.4 s: lab, 2026-12-06)."""
+    so 3.8-4.4 s: lab, 2026-12-06), and its comment: a stage's code version, without which the next
+    night derives the table in full (store.set_version)."""
     fresh = f"{table.name}__fresh"
+    comment = _comment(conn, table.schema, table.name)
     with transaction(conn):
         conn.execute(f"drop table if exists {table.schema}.{fresh}")
         conn.execute(replace(table, name=fresh).ddl())
         conn.execute(f"insert into {table.schema}.{fresh} select {table.select_list('q')} from {table.qualified} as q")
         conn.execute(f"drop table {table.qualified}")
         conn.execute(f"alter table {table.schema}.{fresh} rename to {table.name}")
+        if comment is not None:
+            comment_on(conn, table.qualified, comment)
 
 
 def rewrite_stored(conn: duckdb.DuckDBPyConnection, qualified: str) -> None:
@@ -108,14 +117,16 @@ def rewrite_stored(conn: duckdb.DuckDBPyConnection, qualified: str) -> None:
         rewrite(conn, declared)
         return
     schema, name = qualified.split(".", 1)
-    create = conn.execute("select sql from duckdb_tables() where database_name = current_database() "
-                          "and schema_name = ? and table_name = ?", [schema, name]).fetchone()[0]
+    create, comment = conn.execute("select sql, comment from duckdb_tables() where database_name = current_database() "
+                                   "and schema_name = ? and table_name = ?", [schema, name]).fetchone()
     with transaction(conn):
         conn.execute(f'create temp table live_rows as select * from "{schema}"."{name}"')
         conn.execute(f'drop table "{schema}"."{name}"')
         conn.execute(create)
         conn.execute(f'insert into "{schema}"."{name}" select * from live_rows')
         conn.execute("drop table live_rows")
+        if comment is not None:
+            comment_on(conn, f'"{schema}"."{name}"', comment)
 
 
 MERGES = ("first_night", "interval", "forced")  # the reasons that start the count of days again

@@ -344,7 +344,11 @@ def create_view(conn: duckdb.DuckDBPyConnection, table: Table, query: str) -> No
 def set_version(conn: duckdb.DuckDBPyConnection, table: Table, version: str) -> None:
     """Record the version of the code that built a table's rows as its comment (quoted: a version may
     come from outside, such as a shard's file)."""
-    conn.execute(f"comment on table {table.qualified} is '{version.replace(chr(39), chr(39) * 2)}'")
+    comment_on(conn, table.qualified, version)
+
+
+def comment_on(conn: duckdb.DuckDBPyConnection, qualified: str, comment: str) -> None:
+    conn.execute(f"comment on table {qualified} is '{comment.replace(chr(39), chr(39) * 2)}'")
 
 
 SCAN_CHUNK_ROWS = 122_880  # rows of a registered Arrow table's chunk at most (a DuckDB row group's)
