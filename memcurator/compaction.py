@@ -40,8 +40,9 @@ DEAD_SHARE = 0.10  # a table's deleted rows, of the rows it stores, that make a 
 # nothing measurable over that span: on the bench's 1M-entry store, 30 1 %-churn nights with no merge
 # (the tables written alone as their deletes reached the share) took 10.9 s in the median of the first
 # ten and of the last ten; the 31st took 12.9, 10.9 and 9.1 s on that store and 10.7, 10.1 and 11.3 s
-# on it merged (alternated), and the merge 8.1 s (lab, 2026-12-06, one slow machine). Merged weekly,
-# it cost the nights about a second each.
+# on it merged (alternated), and the merge 8.1 s (lab, 2026-12-06, one slow machine; in that run a table
+# written alone lost its comment, mended since, and some stages of the night after derived in full: the
+# medians leave those nights out). Merged weekly, it cost the nights about a second each.
 COMPACT_DAYS = 30
 ROW_GROUP_ROWS = 122_880  # DuckDB's row group: a smaller table has nothing to merge
 DUCKDB_VACUUM_TASKS = 100  # DuckDB's default max_vacuum_tasks (per table and checkpoint)
