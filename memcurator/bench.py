@@ -685,10 +685,11 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
                 progress(f"churn night {number} of {churn_nights}: {series[-1]['derivation_wall_s']:.1f} s = "
                          f"{series[-1]['ratio_to_full']:.1%} of the full night (its close {series[-1]['close_s']:.2f} s)")
             with store.connect(home.store, read_only=True) as conn:
-                compacted_on = {row[0] for row in conn.execute(
-                    "select as_of from work.compactions where as_of > $a", {"a": as_of}).fetchall()}
+                compacted_on = dict(conn.execute(
+                    "select as_of, reason from work.compactions where as_of > $a", {"a": as_of}).fetchall())
             for row, number in zip(series, range(1, churn_nights + 1)):
-                row["compacted"] = as_of + timedelta(days=number) in compacted_on
+                # why the close compacted (compaction.py: tables written alone, or the store merged), or None
+                row["compaction"] = compacted_on.get(as_of + timedelta(days=number))
             walls = [row["derivation_wall_s"] for row in series]
             result["churn"]["series"] = {
                 "nights": series, "median_wall_s": round(statistics.median(walls), 3),
@@ -1035,7 +1036,8 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
         if "series" in c["churn"]:
             series = c["churn"]["series"]
             nights = series["nights"]
-            compacted = [row["night"] for row in nights if row.get("compacted")]
+            alone = [str(row["night"]) for row in nights if row.get("compaction") == "deleted_rows"]
+            merged = [str(row["night"]) for row in nights if row.get("compaction") not in (None, "deleted_rows")]
             out.append(f"  ({len(nights)} churn nights one after the other, each on "
                        f"{c['churn']['share']:.0%} of the fleet in new writes: median "
                        f"{series['median_ratio']:.1%}, mean {series['mean_ratio']:.1%} of the full night"
@@ -1043,8 +1045,11 @@ def markdown(results: list[dict], commands: list[str], svg_name: str) -> str:
                           if "median_ratio_runs" in series else "")
                        + "; night by night in the run whose full night is the median: "
                        + ", ".join(f"{row['ratio_to_full']:.1%}" for row in nights)
-                       + (f"; the close compacted the store on night {', '.join(map(str, compacted))}" if compacted
-                          else "; no close compacted the store") + ")")
+                       + (f"; the close wrote tables again alone on night{'s' * (len(alone) > 1)} {', '.join(alone)}"
+                          if alone else "")
+                       + (f"; the close merged the store on night{'s' * (len(merged) > 1)} {', '.join(merged)}"
+                          if merged else "")
+                       + ("; no close compacted" if not alone and not merged else "") + ")")
         if "quiet_night" in c["churn"]:
             quiet = c["churn"]["quiet_night"]
             runs_q = ", ".join(f"{x:.1%}" for x in quiet.get("ratio_runs", [quiet["ratio_to_full"]]))

@@ -99,7 +99,7 @@ def test_the_command_keeps_the_store_the_last_night_left_when_asked(tmp_path):
     # --churn-nights: each night's share of the full night, their median and mean
     series = orjson.loads(out.read_bytes())["churn"]["series"]
     assert [row["night"] for row in series["nights"]] == [1, 2, 3]
-    assert not any(row["compacted"] for row in series["nights"])
+    assert [row["compaction"] for row in series["nights"]] == [None] * 3
     walls = sorted(row["derivation_wall_s"] for row in series["nights"])
     assert series["median_wall_s"] == walls[1] > 0 and walls[0] <= series["mean_ratio"] * (
         orjson.loads(out.read_bytes())["derivation_wall_s"]) <= walls[2] + 0.001
@@ -111,6 +111,7 @@ def test_the_command_keeps_the_store_the_last_night_left_when_asked(tmp_path):
     assert CliRunner().invoke(app, ["bench-report", str(out), "--out", str(report)]).exit_code == 0
     text = report.read_text()
     assert "--churn 0.02 --churn-nights 3 --profile --out" in text and "3 churn nights one after the other" in text
+    assert "; no close compacted)" in text
     assert "derived again with DuckDB's profile of each statement" in text
 
 
@@ -154,12 +155,17 @@ def test_repeated_runs_report_medians_and_the_largest_peak():
     assert "quiet_night" not in bench.combine(nights)["churn"]
     # a series of churn nights: the medians of the runs' medians and means, each run's median beside
     for run, (middle, mean) in zip(nights, ((0.16, 0.18), (0.14, 0.15), (0.15, 0.17))):
-        run["churn"]["series"] = {"nights": [{"night": 1, "ratio_to_full": middle, "compacted": False}],
+        run["churn"]["series"] = {"nights": [{"night": 1, "ratio_to_full": middle, "compaction": None},
+                                             {"night": 2, "ratio_to_full": middle, "compaction": "deleted_rows"},
+                                             {"night": 3, "ratio_to_full": middle, "compaction": "interval"}],
                                   "median_wall_s": middle * run["derivation_wall_s"], "median_ratio": middle,
                                   "mean_ratio": mean}
     series = bench.combine(nights)["churn"]["series"]
     assert series["median_ratio"] == 0.15 and series["mean_ratio"] == 0.17 and series["median_wall_s"] == 3.0
     assert series["median_ratio_runs"] == [0.16, 0.14, 0.15]
+    reported = bench.combine(nights) | {"entries": 1_000_000, "stages": []}
+    assert ("the close wrote tables again alone on night 2; the close merged the store on night 3)"
+            in bench.markdown([reported], ["memcurator bench"], "plot.svg"))
     del nights[2]["churn"]["series"]
     assert "series" not in bench.combine(nights)["churn"]
 
