@@ -685,11 +685,11 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
                 progress(f"churn night {number} of {churn_nights}: {series[-1]['derivation_wall_s']:.1f} s = "
                          f"{series[-1]['ratio_to_full']:.1%} of the full night (its close {series[-1]['close_s']:.2f} s)")
             with store.connect(home.store, read_only=True) as conn:
-                compacted_on = dict(conn.execute(
+                reasons = dict(conn.execute(
                     "select as_of, reason from work.compactions where as_of > $a", {"a": as_of}).fetchall())
             for row, number in zip(series, range(1, churn_nights + 1)):
                 # why the close compacted (compaction.py: tables written alone, or the store merged), or None
-                row["compaction"] = compacted_on.get(as_of + timedelta(days=number))
+                row["compaction"] = reasons.get(as_of + timedelta(days=number))
             walls = [row["derivation_wall_s"] for row in series]
             result["churn"]["series"] = {
                 "nights": series, "median_wall_s": round(statistics.median(walls), 3),

@@ -87,9 +87,10 @@ def storage(conn: duckdb.DuckDBPyConnection) -> Storage:
     return Storage(stored, deleted, over)
 
 
-def _comment(conn: duckdb.DuckDBPyConnection, schema: str, name: str) -> str | None:
-    return conn.execute("select comment from duckdb_tables() where database_name = current_database() "
-                        "and schema_name = ? and table_name = ?", [schema, name]).fetchone()[0]
+def _stored(conn: duckdb.DuckDBPyConnection, schema: str, name: str) -> tuple[str, str | None]:
+    """The stored table's create statement and comment."""
+    return conn.execute("select sql, comment from duckdb_tables() where database_name = current_database() "
+                        "and schema_name = ? and table_name = ?", [schema, name]).fetchone()
 
 
 def rewrite(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
@@ -98,7 +99,7 @@ def rewrite(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
     so 3.8-4.4 s: lab, 2026-12-06), and its comment: a stage's code version, without which the next
     night derives the table in full (store.set_version)."""
     fresh = f"{table.name}__fresh"
-    comment = _comment(conn, table.schema, table.name)
+    _, comment = _stored(conn, table.schema, table.name)
     with transaction(conn):
         conn.execute(f"drop table if exists {table.schema}.{fresh}")
         conn.execute(replace(table, name=fresh).ddl())
@@ -118,8 +119,7 @@ def rewrite_stored(conn: duckdb.DuckDBPyConnection, qualified: str) -> None:
         rewrite(conn, declared)
         return
     schema, name = qualified.split(".", 1)
-    create, comment = conn.execute("select sql, comment from duckdb_tables() where database_name = current_database() "
-                                   "and schema_name = ? and table_name = ?", [schema, name]).fetchone()
+    create, comment = _stored(conn, schema, name)
     with transaction(conn):
         conn.execute(f'create temp table live_rows as select * from "{schema}"."{name}"')
         conn.execute(f'drop table "{schema}"."{name}"')
