@@ -12,11 +12,7 @@ DuckDB's merges) when ``COMPACT_DAYS`` passed since the last merge (each night's
 row group to the tables it keeps). A table whose deleted rows reach ``DEAD_SHARE`` of its
 stored rows is written again alone at the close (its live rows into a fresh table), whenever that
 comes: the store's merges rewrite the row groups of every table that could be fewer, and one table's
-deletes made all of them pay. One such table a close: the one with the largest share of deleted rows,
-and with it any at twice the share. The per-entry tables' deletes grow together (a changed entry's rows
-go from each of them), so several reach the share on one night: on the bench's 1M-entry store, the 25th
-churn night's close wrote four 1M-row tables, 14.5 s against 0.2-1.9 s for most closes (lab, 30 nights,
-2026-12-06). Written on the nights after one another, they also reach the share again apart. On the bench's 1M-entry store, six 1 %-churn nights after its full
+deletes made all of them pay. On the bench's 1M-entry store, six 1 %-churn nights after its full
 night, core.contradiction_candidates' deletes reached the share: the close with the store's merges
 took 17.2 s, with the table written alone 0.95 s (lab, one machine, 2026-12-06). Compaction changes how
 rows are stored, never which: every table reads the same. A purge compacts into a fresh file anyway
@@ -63,7 +59,7 @@ COMPACTIONS = register(Table(
         C("stored_rows", "BIGINT", "Rows stored before, deleted ones included, over the store's tables.", False),
         C("stored_rows_after", "BIGINT", "Rows stored after.", False),
         C("deleted_rows", "BIGINT", "Deleted rows still stored before, over the store's tables.", False),
-        C("tables", "VARCHAR[]", "Tables whose deleted rows reached the share; on a deleted_rows night, those written again alone (the one with the largest share and any at twice it: the others wait for the next nights).", False),
+        C("tables", "VARCHAR[]", "Tables whose deleted rows reached the share.", False),
     ),
     key=("as_of",),
 ))
@@ -73,13 +69,7 @@ COMPACTIONS = register(Table(
 class Storage:
     stored: int   # rows stored, deleted ones included
     deleted: int  # deleted rows still stored
-    over_share: dict[str, float]  # tables whose deleted rows reached DEAD_SHARE: their share, largest first
-
-    def to_write(self) -> list[str]:
-        """The tables over the share a close writes again alone: the one with the largest share, and
-        any at twice the share (so none waits more than a few nights for its turn)."""
-        return [name for rank, (name, share) in enumerate(self.over_share.items())
-                if rank == 0 or share >= 2 * DEAD_SHARE]
+    over_share: list[str]  # tables whose deleted rows reached DEAD_SHARE
 
 
 def storage(conn: duckdb.DuckDBPyConnection) -> Storage:
@@ -93,8 +83,8 @@ def storage(conn: duckdb.DuckDBPyConnection) -> Storage:
         live = conn.execute(f'select count(*) from "{schema}"."{name}"').fetchone()[0]
         stored, deleted = stored + size, deleted + max(size - live, 0)
         if size >= ROW_GROUP_ROWS and size - live >= DEAD_SHARE * size:
-            over.append((-(size - live) / size, f"{schema}.{name}"))
-    return Storage(stored, deleted, {name: -share for share, name in sorted(over)})
+            over.append(f"{schema}.{name}")
+    return Storage(stored, deleted, over)
 
 
 def _stored(conn: duckdb.DuckDBPyConnection, schema: str, name: str) -> tuple[str, str | None]:
@@ -172,15 +162,13 @@ def close_night(conn: duckdb.DuckDBPyConnection, as_of: datetime, force: bool = 
         return None
     compact = reason != "first_night"
     rounds, after = 0, found.stored
-    # on a night of tables written alone, those it writes; the others over the share wait for the next nights
-    tables = found.to_write() if reason == "deleted_rows" else list(found.over_share)
     with transaction(conn):
         ensure_table(conn, COMPACTIONS)
         conn.execute("delete from work.compactions where as_of = $a", {"a": as_of})
         conn.execute("insert into work.compactions values ($a, $r, $c, 0, $s, $s, $d, $t)",
-                     {"a": as_of, "r": reason, "c": compact, "s": found.stored, "d": found.deleted, "t": tables})
+                     {"a": as_of, "r": reason, "c": compact, "s": found.stored, "d": found.deleted, "t": found.over_share})
     if reason == "deleted_rows":  # those tables alone, the store's row groups left to the interval
-        for qualified in tables:
+        for qualified in found.over_share:
             rewrite_stored(conn, qualified)
         after = storage(conn).stored
     elif compact:

@@ -57,7 +57,7 @@ def test_a_table_whose_deleted_rows_reach_the_share_is_written_again_alone_and_r
         assert compaction.close_night(conn, NIGHT - timedelta(days=1)) == "first_night"
         before = content(conn, "core.t")
         found = compaction.storage(conn)
-        assert found.over_share == {"core.t": 0.5} and found.deleted == ROWS // 2 + 400
+        assert found.over_share == ["core.t"] and found.deleted == ROWS // 2 + 400
         assert compaction.close_night(conn, NIGHT) == "deleted_rows"
         assert content(conn, "core.t") == before and stored_rows(conn, "core.t") == ROWS // 2
         # the other table is left as it was: its row groups are the interval's to merge
@@ -73,37 +73,6 @@ def test_a_table_whose_deleted_rows_reach_the_share_is_written_again_alone_and_r
         assert row_groups(conn, "core.other") == 3 and content_of(conn, "core.other") == other
     with store.connect(path) as conn:  # and it stays so, reopened
         assert content(conn, "core.t") == before and stored_rows(conn, "core.t") == ROWS // 2
-
-
-def table_with_deletes(conn, name: str, deleted_every: int) -> None:
-    conn.execute(f"create table core.{name} as select i as a, i % 7 as b from range($n) r(i)", {"n": ROWS})
-    conn.execute("checkpoint")
-    conn.execute(f"delete from core.{name} where a % $k = 0", {"k": deleted_every})
-    conn.execute("checkpoint")
-
-
-def test_tables_over_the_share_take_turns_but_for_those_at_twice_it(tmp_path):
-    # the per-entry tables' deletes grow together: several reach the share on one night, and a close that
-    # wrote them all paid for several nights' (on the bench's 1M store, four 1M-row tables on one night)
-    with store.connect(tmp_path / "store.duckdb") as conn:
-        for name, every in (("t", 2), ("u", 8), ("v", 4), ("w", 5)):  # 50, 12.5, 25 and 20 % deleted
-            table_with_deletes(conn, name, every)
-        contents = {name: content(conn, f"core.{name}") for name in "tuvw"}
-        assert compaction.close_night(conn, NIGHT - timedelta(days=1)) == "first_night"
-        found = compaction.storage(conn)
-        assert list(found.over_share) == ["core.t", "core.v", "core.w", "core.u"]  # largest share first
-        assert found.to_write() == ["core.t", "core.v", "core.w"]  # the largest, and those at twice the share
-        assert compaction.close_night(conn, NIGHT) == "deleted_rows"
-        assert {name: stored_rows(conn, f"core.{name}") for name in "tuvw"} == {
-            "t": ROWS // 2, "u": ROWS, "v": ROWS * 3 // 4, "w": ROWS * 4 // 5}
-        # core.u waits for the next night: the one over the share then
-        assert compaction.storage(conn).over_share == {"core.u": 0.125}
-        assert compaction.close_night(conn, NIGHT + timedelta(days=1)) == "deleted_rows"
-        assert stored_rows(conn, "core.u") == ROWS * 7 // 8
-        assert compaction.close_night(conn, NIGHT + timedelta(days=2)) is None
-        assert {name: content(conn, f"core.{name}") for name in "tuvw"} == contents
-        assert conn.execute("select list(tables order by as_of) from work.compactions where reason = 'deleted_rows'"
-                            ).fetchone()[0] == [["core.t", "core.v", "core.w"], ["core.u"]]
 
 
 def test_a_table_written_again_keeps_its_comment_the_version_a_stage_reads(tmp_path):
@@ -192,4 +161,4 @@ def test_a_table_smaller_than_a_row_group_never_calls_for_compaction(tmp_path):
     with store.connect(tmp_path / "store.duckdb") as conn:
         conn.execute("create table core.small as select i as a from range(1000) r(i)")
         conn.execute("delete from core.small where a % 2 = 0")
-        assert compaction.storage(conn).over_share == {}
+        assert compaction.storage(conn).over_share == []
