@@ -732,10 +732,13 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
 
 
 def _series_night(number: int, wall: float, full: float, stages: list[Stage]) -> dict:
-    """One night of a churn series: its derivation against the full night's, and its close (the
-    compaction, on the night one is due)."""
+    """One night of a churn series: its derivation against the full night's, its close (the
+    compaction, on the night one is due), and each stage's wall time, so that a series shows which
+    stages the later nights pay more or less in than the first, which reads the store the full night
+    wrote (docs/curation.md)."""
     close = next(s.wall_s for s in stages if s.name == CLOSE)
-    return {"night": number, "derivation_wall_s": wall, "ratio_to_full": round(wall / full, 3), "close_s": close}
+    return {"night": number, "derivation_wall_s": wall, "ratio_to_full": round(wall / full, 3), "close_s": close,
+            "stages": {s.name: s.wall_s for s in stages}}
 
 
 JOB_KINDS = {"raw__events": "ingest", "analyst__published_store": "publish"}

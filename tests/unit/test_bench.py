@@ -101,6 +101,10 @@ def test_the_command_keeps_the_store_the_last_night_left_when_asked(tmp_path):
     assert [row["night"] for row in series["nights"]] == [1, 2, 3]
     assert [row["compaction"] for row in series["nights"]] == [None] * 3
     walls = sorted(row["derivation_wall_s"] for row in series["nights"])
+    for row in series["nights"]:  # each night's stages, the close among them, the ingest beside the derivation
+        assert list(row["stages"]) == ["ingest", *(name for name, _ in bench.STEPS), bench.CLOSE]
+        assert row["stages"][bench.CLOSE] == row["close_s"]
+        assert abs(sum(row["stages"].values()) - row["stages"]["ingest"] - row["derivation_wall_s"]) < 0.01
     assert series["median_wall_s"] == walls[1] > 0 and walls[0] <= series["mean_ratio"] * (
         orjson.loads(out.read_bytes())["derivation_wall_s"]) <= walls[2] + 0.001
     # --profile: the churn night derived again on a copy of the store before it, the copy removed after
