@@ -626,7 +626,7 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
     as_of = START + timedelta(days=DAYS + 1)
     night = timed_night(home.store, home.landing, as_of, cfg, entries)
     stages = [Stage(**row) for row in night["stages"]]
-    derivation = round(sum(s.wall_s for s in stages if s.name != "ingest"), 3)
+    derivation = derivation_wall(stages)
     progress(f"derivation {derivation:.1f} s, peak RSS {night['derivation_peak_rss_mb']:,.0f} MB "
              f"(ingest {stages[0].wall_s:.1f} s, {night['ingest_peak_rss_mb']:,.0f} MB)")
     near = next(s for s in stages if s.name == "core.near_duplicate_pairs")
@@ -660,7 +660,7 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
         copy = copy_store(home.store, workdir / "before-churn") if profile else None
         timed = timed_night(home.store, home.landing, as_of + timedelta(days=1), cfg, entries)
         night = [Stage(**row) for row in timed["stages"]]
-        churn_wall = round(sum(s.wall_s for s in night if s.name != "ingest"), 3)
+        churn_wall = derivation_wall(night)
         result["churn"] = {"share": churn, **churned, "derivation_wall_s": churn_wall,
                            "ratio_to_full": round(churn_wall / derivation, 3), "stages": [asdict(s) for s in night],
                            "statements": timed["statements"]}
@@ -674,14 +674,13 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
                      f"of the threads' time in DuckDB; {reads['count']:,} reads of stored tables of "
                      f"{reads['min_rows']:,} rows or more, {reads['thread_s']:.1f} s of it")
         if churn_nights > 1:
-            series = [_series_night(1, churn_wall, derivation, night)]
+            series = [_series_night(1, derivation, night)]
             for number in range(2, churn_nights + 1):
                 in_fresh_process(_land_churn, kept, home.landing, f"churn-{number}.jsonl", count, namespaces, words,
                                  seed + 10 + number, as_of + timedelta(days=number - 1), f"c{number}-")
                 timed = timed_night(home.store, home.landing, as_of + timedelta(days=number), cfg, entries)
                 later = [Stage(**row) for row in timed["stages"]]
-                series.append(_series_night(number, round(sum(s.wall_s for s in later if s.name != "ingest"), 3),
-                                            derivation, later))
+                series.append(_series_night(number, derivation, later))
                 progress(f"churn night {number} of {churn_nights}: {series[-1]['derivation_wall_s']:.1f} s = "
                          f"{series[-1]['ratio_to_full']:.1%} of the full night (its close {series[-1]['close_s']:.2f} s)")
             with store.connect(home.store, read_only=True) as conn:
@@ -719,7 +718,7 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
         quiet_as_of = after + timedelta(days=3 if job_night else 2)
         timed = timed_night(home.store, home.landing, quiet_as_of, cfg, entries)
         quiet = [Stage(**row) for row in timed["stages"]]
-        quiet_wall = round(sum(s.wall_s for s in quiet if s.name != "ingest"), 3)
+        quiet_wall = derivation_wall(quiet)
         with store.connect(home.store, read_only=True) as conn:
             dated = conn.execute("select count(*) from raw.events where ts >= $since and ts < $as_of",
                                  {"since": quiet_as_of - timedelta(days=1), "as_of": quiet_as_of}).fetchone()[0]
@@ -731,11 +730,17 @@ def run_bench(workdir: Path, entries: int, namespaces: int, words: int = 60, chu
     return result
 
 
-def _series_night(number: int, wall: float, full: float, stages: list[Stage]) -> dict:
+def derivation_wall(stages: list[Stage]) -> float:
+    """A night's derivation: its stages' wall times but the ingest's (timed apart)."""
+    return round(sum(s.wall_s for s in stages if s.name != "ingest"), 3)
+
+
+def _series_night(number: int, full: float, stages: list[Stage]) -> dict:
     """One night of a churn series: its derivation against the full night's, its close (the
     compaction, on the night one is due), and each stage's wall time, so that a series shows which
     stages the later nights pay more or less in than the first, which reads the store the full night
     wrote (docs/curation.md)."""
+    wall = derivation_wall(stages)
     close = next(s.wall_s for s in stages if s.name == CLOSE)
     return {"night": number, "derivation_wall_s": wall, "ratio_to_full": round(wall / full, 3), "close_s": close,
             "stages": {s.name: s.wall_s for s in stages}}
