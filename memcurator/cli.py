@@ -711,10 +711,11 @@ def bench_command(entries: int = typer.Option(100_000, min=1, help="Entries (mem
         console.print(f"recall on a {recall_entries:,}-entry namespace, warm: p50 {result['recall']['p50_ms']} ms, "
                       f"p95 {result['recall']['p95_ms']} ms")
     grid = RichTable(title=f"nightly derivation, {entries:,} entries")
-    for col in ("stage", "wall s", "cpu s", "rss MB", "entries/s"):
+    for col in ("stage", "wall s", "cpu s", "kernel s", "rss MB", "entries/s"):
         grid.add_column(col, justify="left" if col == "stage" else "right")
     for s in result["stages"]:
-        grid.add_row(s["name"], f"{s['wall_s']:.2f}", f"{s['cpu_s']:.2f}", f"{s['rss_mb']:,.0f}", f"{s['entries_per_s']:,.0f}")
+        grid.add_row(s["name"], f"{s['wall_s']:.2f}", f"{s['cpu_s']:.2f}", f"{s['sys_s']:.2f}", f"{s['rss_mb']:,.0f}",
+                     f"{s['entries_per_s']:,.0f}")
     console.print(grid)
     if keep:
         console.print(f"kept {workdir / 'fleet'}")

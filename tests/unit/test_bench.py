@@ -38,6 +38,11 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
                                         "contested"} and result["conflicts"]["detected"] > 0  # as the full night left them
     # every stage timed again (that the night reuses work is tested in test_nearindex, not by a clock)
     assert [s["name"] for s in churn["stages"]] == names
+    # each stage's kernel time is part of its CPU time (the stages of both nights: the full night's ingest
+    # alone copies a file's pages into the process and builds its tables in new memory)
+    for stage in result["stages"] + churn["stages"]:
+        assert 0 <= stage["sys_s"] <= stage["cpu_s"] + 0.01, stage
+    assert sum(s["sys_s"] for s in result["stages"]) > 0
     # a compaction of the store the churn night left is timed apart (what a compacting night adds), and
     # the churn night's close did not compact (the full night's close started the count a day before)
     assert churn["compaction_s"] > 0
