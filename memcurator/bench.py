@@ -377,8 +377,8 @@ class Stage:
     rss_mb: float
     entries_per_s: float
     peak_rss_mb: float = 0.0  # the process's high-water mark once the stage is done: where it rises, the stage set it
-    # the kernel's part of cpu_s: copying pages of the store from the OS cache and faulting in new memory (more of
-    # it when the machine is short of free memory and reclaims its cache first). Runs before it have none.
+    # the kernel's part of cpu_s: copying the store's pages from the OS cache, faulting in new memory. The same
+    # night's varied with the machine from run to run (docs/curation.md). Runs recorded before it have none.
     sys_s: float = 0.0
 
 
