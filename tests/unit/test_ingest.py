@@ -170,6 +170,19 @@ def test_reingest_and_relanding_add_nothing(conn, home):
     assert conn.execute("select count(*) from raw.events").fetchone()[0] == before
 
 
+def test_the_ingested_events_are_in_the_stores_file_before_the_connection_goes_on(conn, home):
+    wal = home.store.with_name(home.store.name + ".wal")
+    conn.execute("create table main.scratch (i integer)")  # something in the write-ahead log before
+    assert wal.exists() and wal.stat().st_size > 0
+    write_jsonl(home.landing / "a.jsonl", [GOOD])
+    assert run_ingest(conn, home).valid_events == 1
+    # checkpointed: a derivation on the same connection (the Dagster job's steps share one) writes only its own
+    assert not wal.exists() or wal.stat().st_size == 0
+    conn.execute("insert into main.scratch values (1)")
+    assert run_ingest(conn, home).files == []  # nothing new landed: no checkpoint
+    assert wal.exists() and wal.stat().st_size > 0
+
+
 def test_same_id_different_content_is_a_conflict_first_landed_wins(conn, home):
     write_jsonl(home.landing / "a.jsonl", [write("first", id="dup")])
     write_jsonl(home.landing / "b.jsonl", [write("second", id="dup")])
