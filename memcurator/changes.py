@@ -21,6 +21,7 @@ from datetime import datetime
 
 import duckdb
 
+from memcurator import sql
 from memcurator.store import (EVERY_HASH, define_hash_macros, ensure_table, entry_hashes, entry_rows,
                               params_used, replace_table, set_version, stored_as_declared, table_exists,
                               transaction)
@@ -278,12 +279,7 @@ PAIR_KEYS = pair_keys()
 
 def pairs_of_scope(table: str, pair: tuple[str, str] = PAIR, scope: str = "stage_scope") -> str:
     """The rows of a table of pairs with either entry in the temp table ``scope``, with their row ids."""
-    return f"""select rowid as stored_row, * from {table} where rowid in (
-                   select p.rowid from {table} as p
-                   semi join {scope} as s on s.namespace = p.namespace and s.entry_id = p.{pair[0]}
-                   union
-                   select p.rowid from {table} as p
-                   semi join {scope} as s on s.namespace = p.namespace and s.entry_id = p.{pair[1]})"""
+    return f"select rowid as stored_row, * from {table} where rowid in ({sql.pair_row_ids(table, pair, scope)})"
 
 
 def refresh_pairs(conn: duckdb.DuckDBPyConnection, table: Table, query: str, params: dict, version: str,

@@ -14,13 +14,39 @@ SCOPED_ROWS = """\
 {indent}select * from {table} where $all
 {indent}union all
 {indent}select * from {table} semi join stage_hashes using (entry_hash) where not $all"""
+# The row ids of a table of pairs (namespace and two entry columns) with either entry in a scope table: a semi
+# join for each side, then their union. A line "-- scoped pairs <table>" stands for the rows of that table in a
+# stage's scope found so (every row when $all is true); changes.pairs_of_scope reads the same rows.
+PAIR_ROW_IDS = """\
+select p.rowid from {table} as p
+semi join {scope} as s on s.namespace = p.namespace and s.entry_id = p.{first}
+union
+select p.rowid from {table} as p
+semi join {scope} as s on s.namespace = p.namespace and s.entry_id = p.{second}"""
+SCOPED_PAIRS = """\
+{indent}select * from {table} where $all
+{indent}union all
+{indent}select * from {table} where not $all and rowid in (
+{rows})"""
+
+
+def pair_row_ids(table: str, pair: tuple[str, str] = ("entry_a", "entry_b"), scope: str = "stage_scope") -> str:
+    """PAIR_ROW_IDS of ``table``, whose entry columns are ``pair``, against the temp table ``scope``."""
+    return PAIR_ROW_IDS.format(table=table, scope=scope, first=pair[0], second=pair[1])
+
+
+def _scoped_pairs(indent: str, table: str) -> str:
+    rows = "\n".join(f"{indent}    {line}" for line in pair_row_ids(table).splitlines())
+    return SCOPED_PAIRS.format(indent=indent, table=table, rows=rows)
 
 
 @cache
 def load(name: str) -> str:
     """The query in sql/<name>.sql; a line "-- include <other>" stands for the query in sql/<other>.sql, and a
-    line "-- scoped <table>" for the rows of ``table`` in a stage's scope (SCOPED_ROWS)."""
+    line "-- scoped <table>" for the rows of ``table`` in a stage's scope (SCOPED_ROWS), and a line "-- scoped pairs
+    <table>" for those of a table of pairs (SCOPED_PAIRS)."""
     text = resources.files("memcurator").joinpath("sql", f"{name}.sql").read_text()
+    text = re.sub(r"^( *)-- scoped pairs ([\w.]+)$", lambda m: _scoped_pairs(m.group(1), m.group(2)), text, flags=re.M)
     text = re.sub(r"^( *)-- scoped ([\w.]+)$", lambda m: SCOPED_ROWS.format(indent=m.group(1), table=m.group(2)),
                   text, flags=re.M)
     return re.sub(r"^-- include (\w+)$", lambda m: load(m.group(1)), text, flags=re.M)

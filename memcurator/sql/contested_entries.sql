@@ -7,14 +7,7 @@
 -- join it from core.entries (read for the worklist's entries, the texts spread through core.entries
 -- read that table's text column whole, in a night whose stages before had not).
 with scoped_conflicts as not materialized (
-    select * from core.contradictions where $all
-    union all
-    select * from core.contradictions where not $all and rowid in (
-        select k.rowid from core.contradictions as k
-        semi join stage_scope as s on s.namespace = k.namespace and s.entry_id = k.entry_a
-        union
-        select k.rowid from core.contradictions as k
-        semi join stage_scope as s on s.namespace = k.namespace and s.entry_id = k.entry_b)
+    -- scoped pairs core.contradictions
 ),
 
 open_pairs as materialized (

@@ -208,3 +208,25 @@ def test_every_scoped_read_names_a_table_kept_by_entry_hash():
     assert "-- scoped" not in lifecycle
     assert ("select * from core.entry_usage where $all\n    union all\n    select * from core.entry_usage "
             "semi join stage_hashes using (entry_hash) where not $all") in lifecycle
+
+
+def test_every_scoped_pair_read_names_a_table_of_pairs():
+    """A line "-- scoped pairs T" reads the rows of T with either side in the scope (sql.SCOPED_PAIRS), the rows
+    changes.pairs_of_scope reads: T must hold pairs of entries of a namespace (entry_a, entry_b)."""
+    import re
+    from importlib import resources
+
+    from memcurator import changes, night, sql  # noqa: F401 (night imports every stage, which registers its tables)
+
+    found = []
+    for path in resources.files("memcurator").joinpath("sql").iterdir():
+        if not path.name.endswith(".sql"):
+            continue
+        for table in re.findall(r"^ *-- scoped pairs ([\w.]+)$", path.read_text(), flags=re.M):
+            found.append(table)
+            assert {"namespace", "entry_a", "entry_b"} <= set(TABLES[table].column_names), (table, path.name)
+            loaded = sql.load(path.name.removesuffix(".sql"))
+            assert "-- scoped" not in loaded
+            rows = " ".join(sql.pair_row_ids(table).split())
+            assert rows in " ".join(loaded.split()) and rows in " ".join(changes.pairs_of_scope(table).split())
+    assert found == ["core.contradictions"]  # the curators' worklist reads the conflicts of its scope so
