@@ -265,7 +265,7 @@ def _differ(columns: str) -> str:
     return f"row({', '.join('n.' + c for c in names)}) is distinct from row({', '.join('o.' + c for c in names)})"
 
 
-PAIR = ("entry_a", "entry_b")
+PAIR = sql.PAIR
 
 
 def pair_keys(pair: tuple[str, str] = PAIR) -> str:

@@ -30,7 +30,10 @@ SCOPED_PAIRS = """\
 {rows})"""
 
 
-def pair_row_ids(table: str, pair: tuple[str, str] = ("entry_a", "entry_b"), scope: str = "stage_scope") -> str:
+PAIR = ("entry_a", "entry_b")  # a table of pairs' entry columns, unless it names others
+
+
+def pair_row_ids(table: str, pair: tuple[str, str] = PAIR, scope: str = "stage_scope") -> str:
     """PAIR_ROW_IDS of ``table``, whose entry columns are ``pair``, against the temp table ``scope``."""
     return PAIR_ROW_IDS.format(table=table, scope=scope, first=pair[0], second=pair[1])
 
