@@ -25,13 +25,13 @@ recallable as (
     where l.state in ('active', 'reverify', 'held', 'case')
 ),
 
+scoped_conflicts as not materialized (
+    -- scoped pairs core.contradictions
+),
+
 open_pairs as (
     -- of the entries derived (a side may be out of scope: its state is read below)
-    select k.* from core.contradictions as k where k.status = 'open' and $all
-    union all
-    select k.* from core.contradictions as k
-    where k.status = 'open' and not $all
-      and exists (select 1 from stage_scope as s where s.namespace = k.namespace and s.entry_id in (k.entry_a, k.entry_b))
+    select * from scoped_conflicts where status = 'open'
 ),
 
 -- include open_pair_sides
