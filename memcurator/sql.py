@@ -14,6 +14,17 @@ SCOPED_ROWS = """\
 {indent}select * from {table} where $all
 {indent}union all
 {indent}select * from {table} semi join stage_hashes using (entry_hash) where not $all"""
+# What a line "-- scoped keyed <table>" stands for: the same rows without their strings, each with its entry_key
+# (the temp macro changes.ENTRY_KEY_MACRO: the hash alone where the scope's hashes are a key of core.entries, the
+# strings otherwise). The query joins such reads on entry_key and takes the strings from core.entries' rows: the
+# other reads then take no string, and their joins hash none. <table> holds rows of entries of core.entries only
+# (changes.KEYED_BY_ENTRIES).
+SCOPED_KEYED_ROWS = """\
+{indent}select * exclude (namespace, entry_id), entry_key(namespace, entry_id, entry_hash) as entry_key
+{indent}from {table} where $all
+{indent}union all
+{indent}select * exclude (namespace, entry_id), entry_key(namespace, entry_id, entry_hash) as entry_key
+{indent}from {table} semi join stage_hashes using (entry_hash) where not $all"""
 # The row ids of a table of pairs (namespace and two entry columns) with either entry in a scope table: a semi
 # join for each side, then their union. A line "-- scoped pairs <table>" stands for the rows of that table in a
 # stage's scope found so (every row when $all is true); changes.pairs_of_scope reads the same rows.
@@ -46,10 +57,13 @@ def _scoped_pairs(indent: str, table: str) -> str:
 @cache
 def load(name: str) -> str:
     """The query in sql/<name>.sql; a line "-- include <other>" stands for the query in sql/<other>.sql, and a
-    line "-- scoped <table>" for the rows of ``table`` in a stage's scope (SCOPED_ROWS), and a line "-- scoped pairs
-    <table>" for those of a table of pairs (SCOPED_PAIRS)."""
+    line "-- scoped <table>" for the rows of ``table`` in a stage's scope (SCOPED_ROWS), a line "-- scoped keyed
+    <table>" for them keyed by entry_key (SCOPED_KEYED_ROWS), and a line "-- scoped pairs <table>" for those of a
+    table of pairs (SCOPED_PAIRS)."""
     text = resources.files("memcurator").joinpath("sql", f"{name}.sql").read_text()
     text = re.sub(r"^( *)-- scoped pairs ([\w.]+)$", lambda m: _scoped_pairs(m.group(1), m.group(2)), text, flags=re.M)
+    text = re.sub(r"^( *)-- scoped keyed ([\w.]+)$",
+                  lambda m: SCOPED_KEYED_ROWS.format(indent=m.group(1), table=m.group(2)), text, flags=re.M)
     text = re.sub(r"^( *)-- scoped ([\w.]+)$", lambda m: SCOPED_ROWS.format(indent=m.group(1), table=m.group(2)),
                   text, flags=re.M)
     return re.sub(r"^-- include (\w+)$", lambda m: load(m.group(1)), text, flags=re.M)

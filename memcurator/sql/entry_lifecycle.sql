@@ -7,7 +7,8 @@
 -- With $all false, only the entries in the temp table stage_scope (changes.refresh_entries; the
 -- builder adds whole clusters and namespaces where one entry's change moves the others' rows).
 -- The per-entry inputs are read by the scope's hashes (stage_hashes: a few more entries may come, which
--- changes.refresh_entries leaves out).
+-- changes.refresh_entries leaves out), and but for core.entries without their strings: they join on
+-- entry_key, the hash where it names one entry (changes.define_entry_key).
 -- No column counts days to the night (a row stands until its inputs change or next_change_at comes):
 -- the reasons of the idleness rules name the last activity's date and the days allowed.
 with scoped_entries as not materialized (
@@ -15,34 +16,35 @@ with scoped_entries as not materialized (
 ),
 
 scoped_writes as not materialized (
-    -- scoped core.memory_writes
+    -- scoped keyed core.memory_writes
 ),
 
 -- the per-entry inputs, narrowed the same way (joined whole, one of them was hashed, 1M rows at 1M
 -- entries, for the 10k of a 1 %-churn night)
 scoped_importance as not materialized (
-    -- scoped core.entry_importance
+    -- scoped keyed core.entry_importance
 ),
 
 scoped_text_features as not materialized (
-    -- scoped core.entry_text_features
+    -- scoped keyed core.entry_text_features
 ),
 
 scoped_generality as not materialized (
-    -- scoped core.entry_generality
+    -- scoped keyed core.entry_generality
 ),
 
 scoped_usage as not materialized (
-    -- scoped core.entry_usage
+    -- scoped keyed core.entry_usage
 ),
 
 usage as (
     select
         e.*,
+        u.entry_key,
         u.recall_count, u.last_recalled_at, u.distinct_recall_runs, u.proven_count,
         u.failed_assertions, u.last_check_status, u.last_verified_at
     from scoped_entries as e
-    inner join scoped_usage as u using (namespace, entry_id)
+    inner join scoped_usage as u on u.entry_key = entry_key(e.namespace, e.entry_id, e.entry_hash)
 ),
 
 merged as (
@@ -86,13 +88,18 @@ successor as (
 ),
 
 activity as (
-    -- own writes and recalls (a near-duplicate's writes count through cluster_activity)
-    select namespace, entry_id, ts, true as is_write from scoped_writes
+    -- own writes and recalls (a near-duplicate's writes count through cluster_activity); a recall may name
+    -- an entry core.entries does not hold, so recalls are matched by their strings
+    select entry_key, ts, true as is_write from scoped_writes
     union all
-    select namespace, entry_id, ts, false as is_write from core.recall_results where $all
-    union all
-    select namespace, entry_id, ts, false from core.recall_results semi join stage_hashes using (entry_hash)
-    where not $all
+    select u.entry_key, r.ts, false as is_write
+    from (
+        select namespace, entry_id, ts from core.recall_results where $all
+        union all
+        select namespace, entry_id, ts from core.recall_results semi join stage_hashes using (entry_hash)
+        where not $all
+    ) as r
+    inner join usage as u using (namespace, entry_id)
 ),
 
 scoped_clusters as materialized (  -- whole clusters: those with a member in scope
@@ -133,16 +140,15 @@ cluster_activity as (
 revivals as (
     -- a re-statement (a new write) after a gap of max_idle_days without any activity; an entry with
     -- one write and no recall has nothing before it (the window reads only the others' activity)
-    select namespace, entry_id, max(ts) as revived_at
+    select entry_key, max(ts) as revived_at
     from (
-        select a.*, lag(a.ts) over (partition by a.namespace, a.entry_id order by a.ts, a.is_write) as previous_ts
+        select a.*, lag(a.ts) over (partition by a.entry_key order by a.ts, a.is_write) as previous_ts
         from activity as a
-        semi join usage as u
-            on u.namespace = a.namespace and u.entry_id = a.entry_id and u.version_count + u.recall_count > 1
+        semi join usage as u on u.entry_key = a.entry_key and u.version_count + u.recall_count > 1
     )
     where is_write and previous_ts is not null
       and (epoch(ts) - epoch(previous_ts)) / 86400.0 >= $max_idle_days
-    group by namespace, entry_id
+    group by entry_key
 ),
 
 near_activity as (
@@ -158,10 +164,11 @@ observed as (
 ),
 
 writer_trust as (
-    select w.namespace, w.entry_id, w.agent_id, t.trust as agent_trust
+    select u.entry_key, w.agent_id, t.trust as agent_trust
     from scoped_writes as w
-    inner join core.agent_trust as t using (namespace, agent_id)
-    qualify row_number() over (partition by w.namespace, w.entry_id order by w.ts desc, w.event_id desc) = 1
+    inner join usage as u on u.entry_key = w.entry_key
+    inner join core.agent_trust as t on t.namespace = u.namespace and t.agent_id = w.agent_id
+    qualify row_number() over (partition by u.entry_key order by w.ts desc, w.event_id desc) = 1
 ),
 
 features as (
@@ -180,11 +187,11 @@ features as (
         o.namespace is not null as recall_observed
     from usage as u
     left join successor as s using (namespace, entry_id)
-    left join revivals as r using (namespace, entry_id)
-    left join writer_trust as wt using (namespace, entry_id)
+    left join revivals as r using (entry_key)
+    left join writer_trust as wt using (entry_key)
     left join observed as o using (namespace)
-    inner join scoped_importance as imp using (namespace, entry_id)
-    inner join scoped_text_features as t using (namespace, entry_id)
+    inner join scoped_importance as imp using (entry_key)
+    inner join scoped_text_features as t using (entry_key)
     left join merged as m using (namespace, entry_id)
     left join restated as rs using (namespace, entry_id)
     left join curated as cu using (namespace, entry_id)
@@ -200,7 +207,7 @@ generality as (
         (not is_one_off) as is_reusable,
         (not is_chatter) as changes_an_answer
     from features as f
-    inner join scoped_generality as g using (namespace, entry_id)
+    inner join scoped_generality as g using (entry_key)
 ),
 
 episodic_rank as (

@@ -100,6 +100,58 @@ def test_entries_sharing_a_hash_only_widen_the_reads(fleet, tmp_path):
         object.__setattr__(ENTRY_HASH, "expression", expression)
 
 
+def test_a_stage_joins_on_the_hash_only_where_it_names_one_entry(fleet, tmp_path, monkeypatch):
+    """The reads of "-- scoped keyed" lines join on the hash alone, without the strings, where no two entries of
+    core.entries share a hash of the scope (changes.define_entry_key), and on the strings otherwise. An entry
+    new on the second night is given the hash of an entry of the first: the nights that read either join on
+    the strings, a night that reads neither on the hash, and night after night every table is the full
+    derivation's (which, with the two in the store, joins on the strings)."""
+    entries = {}
+    for k in (0, 1):
+        path = tmp_path / f"before-{k}.duckdb"
+        shutil.copyfile(fleet.store, path)
+        _derive(path, FIRST + timedelta(days=k))
+        with store.connect(path, read_only=True) as conn:
+            # whether the entry stays out of the lifecycle's scope by itself (no date rule before the last
+            # night below, no case record, no cluster)
+            entries[k] = conn.execute(
+                """select namespace, entry_id, class <> 'episodic' and coalesce(next_change_at > $later, true)
+                          and entry_id not in (select entry_id from core.near_duplicate_clusters)
+                   from core.entry_lifecycle order by all""",
+                {"later": as_of_for_night(FIRST + timedelta(days=10))}).fetchall()
+    old = next((ns, e) for ns, e, quiet in entries[0] if quiet)
+    new = min((ns, e) for ns, e, quiet in entries[1] if quiet and (ns, e) not in {(n, i) for n, i, _ in entries[0]})
+    keyed, define = [], changes.define_entry_key  # (night, every entry, joined on the hash)
+
+    def spied(conn, every_entry: bool) -> bool:
+        keyed.append((day, every_entry, define(conn, every_entry)))
+        return keyed[-1][2]
+
+    monkeypatch.setattr(changes, "define_entry_key", spied)
+    expression = ENTRY_HASH.expression
+    object.__setattr__(ENTRY_HASH, "expression", f"if({{row}}namespace = '{new[0]}' and {{row}}entry_id = '{new[1]}', "
+                                                 f"hash('{old[0]}', '{old[1]}'), hash({{row}}namespace, {{row}}entry_id))")
+    try:
+        chained = tmp_path / "chained.duckdb"
+        shutil.copyfile(fleet.store, chained)
+        for k in (0, 1, 8, 9):  # the log ends on the eighth day: the ninth night's scope is what the date moves
+            day = FIRST + timedelta(days=k)
+            _derive(chained, day)
+            assert _comparable(table_hashes(chained)) == _fresh(fleet, tmp_path, day), f"night {day}"
+        with store.connect(chained, read_only=True) as conn:
+            assert conn.execute("select count(*) - count(distinct entry_hash) from core.entries").fetchone()[0] == 1
+            # the two apart: joined on their shared hash, each would take the other's rows as well
+            assert conn.execute("select count(*), count(distinct (namespace, entry_id)) from core.entry_lifecycle "
+                                "where entry_id in ($old, $new)", {"old": old[1], "new": new[1]}).fetchone() == (2, 2)
+    finally:
+        object.__setattr__(ENTRY_HASH, "expression", expression)
+    incremental = [(night_, by_hash) for night_, every_entry, by_hash in keyed if not every_entry]
+    assert (FIRST, True, True) in keyed  # the first night, before the new entry: no two entries share a hash
+    assert (FIRST + timedelta(days=1), False) in incremental  # the new entry, in the scope with the old one's hash
+    assert (FIRST + timedelta(days=9), True) in incremental  # neither in the scope: joined on the hash
+    assert all(not by_hash for night_, every_entry, by_hash in keyed if every_entry and night_ > FIRST)
+
+
 def test_a_night_without_new_events_moves_only_what_the_date_moves(fleet, tmp_path):
     """The log ends on the eighth day: forty days later only the date rules move entries (idle ones are
     archived, old case records age out), exactly as a full derivation of that night."""

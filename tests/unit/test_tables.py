@@ -194,20 +194,28 @@ def test_every_scoped_read_names_a_table_kept_by_entry_hash():
     import re
     from importlib import resources
 
-    from memcurator import night, sql  # noqa: F401 (night imports every stage, which registers its tables)
+    from memcurator import changes, night, sql  # noqa: F401 (night imports every stage, which registers its tables)
     from memcurator.tables import ENTRY_HASH
 
-    scoped = {}
+    scoped, keyed = {}, {}
     files = [p for p in resources.files("memcurator").joinpath("sql").iterdir() if p.name.endswith(".sql")]
     for path in files:
         for table in re.findall(r"^ *-- scoped ([\w.]+)$", path.read_text(), flags=re.M):
             scoped.setdefault(table, []).append(path.name)
             assert ENTRY_HASH.name in TABLES[table].column_names, (table, path.name)
+        # read without their strings, joined on entry_key: only tables of the entries of core.entries, where a
+        # hash no two of them share names one entry (changes.define_entry_key)
+        for table in re.findall(r"^ *-- scoped keyed ([\w.]+)$", path.read_text(), flags=re.M):
+            keyed.setdefault(table, []).append(path.name)
+            assert ENTRY_HASH.name in TABLES[table].column_names and table in changes.KEYED_BY_ENTRIES, (table, path.name)
     assert len(scoped) >= 8  # the per-entry stages' inputs: entries, writes, recalls, checks, usage, ...
+    assert len(keyed) >= 5 and "entry_lifecycle.sql" in keyed["core.entry_usage"]
     lifecycle = sql.load("entry_lifecycle")
     assert "-- scoped" not in lifecycle
-    assert ("select * from core.entry_usage where $all\n    union all\n    select * from core.entry_usage "
+    assert ("select * from core.entries where $all\n    union all\n    select * from core.entries "
             "semi join stage_hashes using (entry_hash) where not $all") in lifecycle
+    assert ("select * exclude (namespace, entry_id), entry_key(namespace, entry_id, entry_hash) as entry_key\n"
+            "    from core.entry_usage semi join stage_hashes using (entry_hash) where not $all") in lifecycle
 
 
 def test_every_scoped_pair_read_names_a_table_of_pairs():
