@@ -252,11 +252,12 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
 def define_entry_key(conn: duckdb.DuckDBPyConnection, every_entry: bool) -> bool:
     """The temp macro entry_key(namespace, entry_id, entry_hash) that the reads of "-- scoped keyed" lines join
     on: the hash alone when no two entries of core.entries with a hash of the scope (the view stage_hashes;
-    with ``every_entry``, any hash) share it, else the two strings. Returns whether it is the hash. (Joined
-    on the strings, core.entry_lifecycle's reads of a 1 %-churn night at 1M entries took 0.55-0.95 s, on
-    the hash 0.36-0.71 s: docs/curation.md.)"""
+    with ``every_entry``, any hash) share it, else (or without core.entries) the two strings. Returns whether
+    it is the hash. (Joined on the strings, core.entry_lifecycle's reads of a 1 %-churn night at 1M entries
+    took 0.55-0.95 s, on the hash 0.36-0.71 s: docs/curation.md.)"""
     rows = "core.entries" if every_entry else "core.entries semi join stage_hashes using (entry_hash)"
-    by_hash = conn.execute(f"select count(*) = count(distinct entry_hash) from {rows}").fetchone()[0]
+    by_hash = table_exists(conn, "core", "entries") and conn.execute(
+        f"select count(*) = count(distinct entry_hash) from {rows}").fetchone()[0]
     conn.execute(ENTRY_KEY_MACRO.format(key="entry_hash" if by_hash else
                                         "{'namespace': namespace, 'entry_id': entry_id}"))
     return by_hash

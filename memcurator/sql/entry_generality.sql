@@ -1,24 +1,25 @@
 -- One row per entry: effective generality 0-3 (declared, or derived by the rule in docs/curation.md).
 -- With $all false, only the entries in the temp table stage_scope (changes.refresh_entries), read by their
--- hashes (stage_hashes: a few more entries may come, which it leaves out).
+-- hashes (stage_hashes: a few more entries may come, which it leaves out); but for core.entries without
+-- their strings, joined on entry_key (changes.define_entry_key).
 with scoped_entries as not materialized (
     -- scoped core.entries
 ),
 
 scoped_usage as not materialized (
-    -- scoped core.entry_usage
+    -- scoped keyed core.entry_usage
 ),
 
 scoped_text_features as not materialized (
-    -- scoped core.entry_text_features
+    -- scoped keyed core.entry_text_features
 ),
 
 features as (
     select e.namespace, e.entry_id, e.class, e.generality, e.distinct_runs, u.distinct_recall_runs,
         t.is_imperative, t.specifics
     from scoped_entries as e
-    inner join scoped_usage as u using (namespace, entry_id)
-    inner join scoped_text_features as t using (namespace, entry_id)
+    inner join scoped_usage as u on u.entry_key = entry_key(e.namespace, e.entry_id, e.entry_hash)
+    inner join scoped_text_features as t on t.entry_key = u.entry_key
 )
 
 select

@@ -2,19 +2,20 @@
 -- the date (generality, proof and the last recall; the view core.entry_scores adds the recency boost of
 -- the night). A principle counts its members' proof and recalls.
 -- With $all false, only the entries and principles in the temp table stage_scope
--- (changes.refresh_entries), read by their hashes (stage_hashes: a few more entries may come, which it leaves out).
+-- (changes.refresh_entries), read by their hashes (stage_hashes: a few more entries may come, which it leaves out);
+-- core.entry_usage's without their strings, joined on entry_key (changes.define_entry_key).
 with scoped_lifecycle as not materialized (
     -- scoped core.entry_lifecycle
 ),
 
 scoped_usage as not materialized (
-    -- scoped core.entry_usage
+    -- scoped keyed core.entry_usage
 ),
 
 inputs as (
     select l.namespace, l.entry_id, l.generality, u.proven_count, u.last_recalled_at
     from scoped_lifecycle as l
-    inner join scoped_usage as u using (namespace, entry_id)
+    inner join scoped_usage as u on u.entry_key = entry_key(l.namespace, l.entry_id, l.entry_hash)
 
     union all
 

@@ -3,7 +3,8 @@
 -- earliest written, then the entry id. An approved principle keeps the canonical chosen at approval
 -- (decision data.canonical_entry_id) while that entry is still a member: a narrow tweak never demotes it.
 -- With $all false, only the clusters in the temp table stage_scope (changes.refresh_entries), their members'
--- rows read by the members' hashes (stage_hashes).
+-- rows read by the members' hashes (stage_hashes), without their strings: joined on entry_key
+-- (changes.define_entry_key).
 with scoped_clusters as not materialized (
     select * from core.near_duplicate_clusters where $all
     union all
@@ -11,15 +12,15 @@ with scoped_clusters as not materialized (
 ),
 
 scoped_generality as not materialized (
-    -- scoped core.entry_generality
+    -- scoped keyed core.entry_generality
 ),
 
 scoped_usage as not materialized (
-    -- scoped core.entry_usage
+    -- scoped keyed core.entry_usage
 ),
 
 scoped_writes as not materialized (
-    -- scoped core.memory_writes
+    -- scoped keyed core.memory_writes
 ),
 
 members as (
@@ -27,8 +28,8 @@ members as (
         c.namespace, c.cluster_id, c.entry_id, c.member_count, c.mean_similarity, c.first_written_at,
         g.generality, u.proven_count, u.recall_count, u.last_recalled_at
     from scoped_clusters as c
-    inner join scoped_generality as g using (namespace, entry_id)
-    inner join scoped_usage as u using (namespace, entry_id)
+    inner join scoped_generality as g on g.entry_key = entry_key(c.namespace, c.entry_id, c.entry_hash)
+    inner join scoped_usage as u on u.entry_key = g.entry_key
     where c.member_count >= $min_members
 ),
 
@@ -47,7 +48,7 @@ writers as (
         count(distinct w.run_id) as distinct_runs,
         count(distinct w.agent_id) as distinct_agents
     from scoped_clusters as c
-    inner join scoped_writes as w using (namespace, entry_id)
+    inner join scoped_writes as w on w.entry_key = entry_key(c.namespace, c.entry_id, c.entry_hash)
     where c.member_count >= $min_members
     group by c.namespace, c.cluster_id
 ),

@@ -5,22 +5,24 @@
 -- case material, searchable. Superseded, merged, redundant, expired and archived entries never appear.
 -- Every entry in an open conflict carries the conflict (with the other side and which is likely current).
 -- With $all false, only the rows of the entries in the temp table stage_scope (changes.refresh_entries), read
--- by their hashes (stage_hashes: a few more entries may come, which it leaves out).
+-- by their hashes (stage_hashes: a few more entries may come, which it leaves out); core.entries' and
+-- core.entry_usage's without their strings, joined on entry_key (changes.define_entry_key).
 -- The ranks are not stored: the view mart.recall_view numbers each namespace's rows (ranking.RANK).
 with scoped_lifecycle as not materialized (
     -- scoped core.entry_lifecycle
 ),
 
 scoped_entries as not materialized (
-    -- scoped core.entries
+    -- scoped keyed core.entries
 ),
 
 scoped_usage as not materialized (
-    -- scoped core.entry_usage
+    -- scoped keyed core.entry_usage
 ),
 
 recallable as (
-    select l.namespace, l.entry_id, l.class, l.state, l.reason, l.generality, l.flagged_for_review, l.review_reason
+    select l.namespace, l.entry_id, entry_key(l.namespace, l.entry_id, l.entry_hash) as entry_key, l.class, l.state, l.reason, l.generality,
+        l.flagged_for_review, l.review_reason
     from scoped_lifecycle as l
     where l.state in ('active', 'reverify', 'held', 'case')
 ),
@@ -95,8 +97,8 @@ entry_rows as (
         || case when len(cb.banners) > 3 then ['... and ' || (len(cb.banners) - 3) || ' more conflicts (memcurator show)']
                 else []::varchar[] end as banners
     from recallable as r
-    inner join scoped_entries as e using (namespace, entry_id)
-    inner join scoped_usage as u using (namespace, entry_id)
+    inner join scoped_entries as e using (entry_key)
+    inner join scoped_usage as u using (entry_key)
     left join conflict_banners as cb using (namespace, entry_id)
 ),
 
