@@ -152,6 +152,28 @@ def test_a_stage_joins_on_the_hash_only_where_it_names_one_entry(fleet, tmp_path
     assert all(not by_hash for night_, every_entry, by_hash in keyed if every_entry and night_ > FIRST)
 
 
+def test_joined_on_the_strings_the_keyed_stages_give_the_same_tables(fleet, tmp_path, monkeypatch):
+    """The keyed stages joined on the strings every night (as where two entries share a hash) give the tables the
+    full derivations give joined on the hash."""
+    joined = []
+
+    def on_the_strings(conn, every_entry: bool) -> bool:
+        conn.execute(changes.ENTRY_KEY_MACRO.format(key="{'namespace': namespace, 'entry_id': entry_id}"))
+        joined.append(every_entry)
+        return False
+
+    chained = tmp_path / "chained.duckdb"
+    shutil.copyfile(fleet.store, chained)
+    for k in (0, 1, 8):
+        day = FIRST + timedelta(days=k)
+        expected = _fresh(fleet, tmp_path, day)  # joined on the hash
+        with monkeypatch.context() as patched:
+            patched.setattr(changes, "define_entry_key", on_the_strings)
+            _derive(chained, day)
+        assert _comparable(table_hashes(chained)) == expected, f"night {day}"
+    assert True in joined and False in joined  # full and incremental refreshes, both on the strings
+
+
 def test_a_night_without_new_events_moves_only_what_the_date_moves(fleet, tmp_path):
     """The log ends on the eighth day: forty days later only the date rules move entries (idle ones are
     archived, old case records age out), exactly as a full derivation of that night."""
