@@ -249,15 +249,27 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
     return conn.execute(f"select count(*) from {table.qualified}").fetchone()[0]
 
 
+# The generations of core.entries (its refreshes) in which no two entries share a hash: the five keyed stages of
+# a full night count them once (at 1M entries, 0.1-0.2 s a count). Rows come to core.entries only by a refresh,
+# which makes a new generation, and rows going cannot make two entries share a hash.
+_DISTINCT_HASHES: set[str] = set()
+
+
 def define_entry_key(conn: duckdb.DuckDBPyConnection, every_entry: bool) -> bool:
     """The temp macro entry_key(namespace, entry_id, entry_hash) that the reads of "-- scoped keyed" lines join
     on: the hash alone when no two entries of core.entries with a hash of the scope (the view stage_hashes;
     with ``every_entry``, any hash) share it, else (or without core.entries) the two strings. Returns whether
-    it is the hash. (Joined on the strings, core.entry_lifecycle's reads of a 1 %-churn night at 1M entries
-    took 0.55-0.95 s, on the hash 0.36-0.71 s: docs/curation.md.)"""
-    rows = "core.entries" if every_entry else "core.entries semi join stage_hashes using (entry_hash)"
-    by_hash = table_exists(conn, "core", "entries") and conn.execute(
-        f"select count(*) = count(distinct entry_hash) from {rows}").fetchone()[0]
+    it is the hash. (Joined on the strings, core.entry_lifecycle's query in a 1 %-churn night at 1M entries
+    took 0.54-0.63 s, on the hash 0.41-0.59 s: docs/curation.md.)"""
+    by_hash = False
+    if table_exists(conn, "core", "entries"):
+        refresh = last_refresh(conn, "core.entries")
+        by_hash = refresh is not None and refresh.generation in _DISTINCT_HASHES
+        if not by_hash:
+            rows = "core.entries" if every_entry else "core.entries semi join stage_hashes using (entry_hash)"
+            by_hash = conn.execute(f"select count(*) = count(distinct entry_hash) from {rows}").fetchone()[0]
+            if by_hash and every_entry and refresh is not None:
+                _DISTINCT_HASHES.add(refresh.generation)
     conn.execute(ENTRY_KEY_MACRO.format(key="entry_hash" if by_hash else
                                         "{'namespace': namespace, 'entry_id': entry_id}"))
     return by_hash

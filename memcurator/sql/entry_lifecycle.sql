@@ -7,8 +7,8 @@
 -- With $all false, only the entries in the temp table stage_scope (changes.refresh_entries; the
 -- builder adds whole clusters and namespaces where one entry's change moves the others' rows).
 -- The per-entry inputs are read by the scope's hashes (stage_hashes: a few more entries may come, which
--- changes.refresh_entries leaves out), and but for core.entries without their strings: they join on
--- entry_key, the hash where it names one entry (changes.define_entry_key).
+-- changes.refresh_entries leaves out); all but core.entries' without their strings, joined on entry_key,
+-- the hash where it names one entry (changes.define_entry_key).
 -- No column counts days to the night (a row stands until its inputs change or next_change_at comes):
 -- the reasons of the idleness rules name the last activity's date and the days allowed.
 with scoped_entries as not materialized (
