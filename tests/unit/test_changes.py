@@ -137,7 +137,8 @@ def test_a_stage_joins_on_the_hash_only_where_it_names_one_entry(fleet, tmp_path
         for k in (0, 1, 8, 9):  # the log ends on the eighth day: the ninth night's scope is what the date moves
             day = FIRST + timedelta(days=k)
             _derive(chained, day)
-            assert _comparable(table_hashes(chained)) == _fresh(fleet, tmp_path, day), f"night {day}"
+            if k in (1, 9):  # (the nights between are test_night_by_night_every_table_is_the_full_derivations')
+                assert _comparable(table_hashes(chained)) == _fresh(fleet, tmp_path, day), f"night {day}"
         with store.connect(chained, read_only=True) as conn:
             assert conn.execute("select count(*) - count(distinct entry_hash) from core.entries").fetchone()[0] == 1
             # the two apart: joined on their shared hash, each would take the other's rows as well
@@ -153,8 +154,8 @@ def test_a_stage_joins_on_the_hash_only_where_it_names_one_entry(fleet, tmp_path
 
 
 def test_joined_on_the_strings_the_keyed_stages_give_the_same_tables(fleet, tmp_path, monkeypatch):
-    """The keyed stages joined on the strings every night (as where two entries share a hash) give the tables the
-    full derivations give joined on the hash."""
+    """The keyed stages joined on the strings every night (as where two entries share a hash), in full and then
+    incrementally, give the tables the full derivations give joined on the hash."""
     joined = []
 
     def on_the_strings(conn, every_entry: bool) -> bool:
@@ -164,7 +165,7 @@ def test_joined_on_the_strings_the_keyed_stages_give_the_same_tables(fleet, tmp_
 
     chained = tmp_path / "chained.duckdb"
     shutil.copyfile(fleet.store, chained)
-    for k in (0, 1, 8):
+    for k in (0, 8):
         day = FIRST + timedelta(days=k)
         expected = _fresh(fleet, tmp_path, day)  # joined on the hash
         with monkeypatch.context() as patched:
