@@ -21,8 +21,8 @@ scoped_usage as not materialized (
 ),
 
 recallable as (
-    select l.namespace, l.entry_id, entry_key(l.namespace, l.entry_id, l.entry_hash) as entry_key, l.class, l.state, l.reason, l.generality,
-        l.flagged_for_review, l.review_reason
+    select l.namespace, l.entry_id, entry_key(l.namespace, l.entry_id, l.entry_hash) as entry_key,
+        l.class, l.state, l.reason, l.generality, l.flagged_for_review, l.review_reason
     from scoped_lifecycle as l
     where l.state in ('active', 'reverify', 'held', 'case')
 ),
