@@ -148,6 +148,9 @@ STAGE_HASHES = f"select {ENTRY_HASH.name} from {STAGE_HASH_ROWS} where {ENTRY_HA
 KEYED_BY_ENTRIES = ("core.entries", "core.memory_writes", "core.entry_usage", "core.entry_importance",
                     "core.entry_text_features", "core.entry_generality")
 ENTRY_KEY_MACRO = "create or replace temp macro entry_key(namespace, entry_id, entry_hash) as {key}"
+# What entry_key is: the hash where it names one entry, else the two strings (define_entry_key)
+ENTRY_KEY_BY_HASH = "entry_hash"
+ENTRY_KEY_BY_STRINGS = "{'namespace': namespace, 'entry_id': entry_id}"
 # A read of a per-entry table narrowed to the entries the inputs changed (after input_changes).
 OF_CHANGED_ENTRIES = "semi join input_changes using (namespace, entry_id)"
 
@@ -270,8 +273,7 @@ def define_entry_key(conn: duckdb.DuckDBPyConnection, every_entry: bool) -> bool
             by_hash = conn.execute(f"select count(*) = count(distinct entry_hash) from {rows}").fetchone()[0]
             if by_hash and every_entry and refresh is not None:
                 _DISTINCT_HASHES.add(refresh.generation)
-    conn.execute(ENTRY_KEY_MACRO.format(key="entry_hash" if by_hash else
-                                        "{'namespace': namespace, 'entry_id': entry_id}"))
+    conn.execute(ENTRY_KEY_MACRO.format(key=ENTRY_KEY_BY_HASH if by_hash else ENTRY_KEY_BY_STRINGS))
     return by_hash
 
 

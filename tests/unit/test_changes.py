@@ -159,7 +159,7 @@ def test_joined_on_the_strings_the_keyed_stages_give_the_same_tables(fleet, tmp_
     joined = []
 
     def on_the_strings(conn, every_entry: bool) -> bool:
-        conn.execute(changes.ENTRY_KEY_MACRO.format(key="{'namespace': namespace, 'entry_id': entry_id}"))
+        conn.execute(changes.ENTRY_KEY_MACRO.format(key=changes.ENTRY_KEY_BY_STRINGS))
         joined.append(every_entry)
         return False
 
