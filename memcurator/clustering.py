@@ -357,7 +357,8 @@ def clusters(entries: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
 
 # The edges clusters are built from: verified pairs that are not contradictions (a pair the judge flags
 # is not a restatement).
-EDGES = """select p.namespace, p.entry_a, p.entry_b, p.similarity from core.near_duplicate_pairs as p
+# The edges among ``pairs`` (core.near_duplicate_pairs, or a parenthesised query of its rows)
+EDGES = """select p.namespace, p.entry_a, p.entry_b, p.similarity from {pairs} as p
            anti join core.contradictions as k
              on k.namespace = p.namespace and least(k.entry_a, k.entry_b) = least(p.entry_a, p.entry_b)
             and greatest(k.entry_a, k.entry_b) = greatest(p.entry_a, p.entry_b)"""
@@ -427,7 +428,10 @@ def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: dateti
     # entries is the same as then); every edge otherwise
     inputs, before = changes.input_changes(conn, NEAR_DUPLICATE_CLUSTERS.qualified, version, CLUSTER_INPUTS, as_of)
     scoped = stored and before is not None
-    conn.execute(f"create or replace temp table edges_now as {_touching(f'({EDGES})', scoped)}")
+    # (the pairs narrowed before the contradictions are joined: the other way round, every pair was joined
+    # on a night with nothing to do, 0.06 s at 1M entries against 0.03 s)
+    pairs = f"({_touching('core.near_duplicate_pairs', scoped)})"
+    conn.execute(f"create or replace temp table edges_now as {EDGES.format(pairs=pairs)}")
     conn.execute(f"create or replace temp table edges_then as {_touching('core.cluster_edges', scoped)}")
     changed = changes.OF_CHANGED_ENTRIES if scoped else ""
     conn.execute(f"create or replace temp view clusters_then as select * from core.near_duplicate_clusters {changed}")
@@ -464,7 +468,8 @@ def _cluster_all(conn: duckdb.DuckDBPyConnection) -> None:
 
 
 def _touching(edges: str, scoped: bool) -> str:
-    """The edges of ``edges`` (a table or a parenthesised query) with an end in input_changes, or all.
+    """The rows of ``edges`` (a table or a parenthesised query of pairs or edges) with an end in input_changes,
+    or all.
     (The inputs record both ends of a changed pair, so either end would do today; both are read.)"""
     if not scoped:
         return f"select * from {edges}"
