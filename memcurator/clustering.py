@@ -356,12 +356,13 @@ def clusters(entries: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
 
 
 # The edges clusters are built from: verified pairs that are not contradictions (a pair the judge flags
-# is not a restatement).
-# The edges among ``pairs`` (core.near_duplicate_pairs, or a parenthesised query of its rows)
-EDGES = """select p.namespace, p.entry_a, p.entry_b, p.similarity from {pairs} as p
+# is not a restatement): those among ``pairs`` (core.near_duplicate_pairs, or a parenthesised query of its
+# rows), and all of them.
+EDGES_OF = """select p.namespace, p.entry_a, p.entry_b, p.similarity from {pairs} as p
            anti join core.contradictions as k
              on k.namespace = p.namespace and least(k.entry_a, k.entry_b) = least(p.entry_a, p.entry_b)
             and greatest(k.entry_a, k.entry_b) = greatest(p.entry_a, p.entry_b)"""
+EDGES = EDGES_OF.format(pairs="core.near_duplicate_pairs")
 
 CLUSTER_EDGES = register(Table(
     "core", "cluster_edges",
@@ -431,7 +432,7 @@ def build_near_duplicate_clusters(conn: duckdb.DuckDBPyConnection, as_of: dateti
     # (the pairs narrowed before the contradictions are joined: the other way round, every pair was joined
     # on a night with nothing to do, 0.06 s at 1M entries against 0.03 s)
     pairs = f"({_touching('core.near_duplicate_pairs', scoped)})"
-    conn.execute(f"create or replace temp table edges_now as {EDGES.format(pairs=pairs)}")
+    conn.execute(f"create or replace temp table edges_now as {EDGES_OF.format(pairs=pairs)}")
     conn.execute(f"create or replace temp table edges_then as {_touching('core.cluster_edges', scoped)}")
     changed = changes.OF_CHANGED_ENTRIES if scoped else ""
     conn.execute(f"create or replace temp view clusters_then as select * from core.near_duplicate_clusters {changed}")
