@@ -25,6 +25,15 @@ SCOPED_KEYED_ROWS = """\
 {indent}union all
 {indent}select * exclude (namespace, entry_id), entry_key(namespace, entry_id, entry_hash) as entry_key
 {indent}from {table} semi join stage_hashes using (entry_hash) where not $all"""
+# What a line "-- scoped <table> by <column>" stands for: the rows of a table whose <column> names an entry of
+# its namespace (a pair's older side, a superseded entry), every row when $all is true and otherwise those
+# naming an entry in the temp table stage_scope (matched by the strings: such a table keeps no hash of it).
+SCOPED_BY = """\
+{indent}select * from {table} where $all
+{indent}union all
+{indent}select t.* from {table} as t
+{indent}semi join stage_scope as s on s.namespace = t.namespace and s.entry_id = t.{column}
+{indent}where not $all"""
 # The row ids of a table of pairs (namespace and two entry columns) with either entry in a scope table: a semi
 # join for each side, then their union. A line "-- scoped pairs <table>" stands for the rows of that table in a
 # stage's scope found so (every row when $all is true); changes.pairs_of_scope reads the same rows.
@@ -58,10 +67,13 @@ def _scoped_pairs(indent: str, table: str) -> str:
 def load(name: str) -> str:
     """The query in sql/<name>.sql; a line "-- include <other>" stands for the query in sql/<other>.sql, and a
     line "-- scoped <table>" for the rows of ``table`` in a stage's scope (SCOPED_ROWS), a line "-- scoped keyed
-    <table>" for them keyed by entry_key (SCOPED_KEYED_ROWS), and a line "-- scoped pairs <table>" for those of a
-    table of pairs (SCOPED_PAIRS)."""
+    <table>" for them keyed by entry_key (SCOPED_KEYED_ROWS), a line "-- scoped pairs <table>" for those of a
+    table of pairs (SCOPED_PAIRS), and a line "-- scoped <table> by <column>" for the rows whose column names an
+    entry of the scope (SCOPED_BY)."""
     text = resources.files("memcurator").joinpath("sql", f"{name}.sql").read_text()
     text = re.sub(r"^( *)-- scoped pairs ([\w.]+)$", lambda m: _scoped_pairs(m.group(1), m.group(2)), text, flags=re.M)
+    text = re.sub(r"^( *)-- scoped ([\w.]+) by (\w+)$",
+                  lambda m: SCOPED_BY.format(indent=m.group(1), table=m.group(2), column=m.group(3)), text, flags=re.M)
     text = re.sub(r"^( *)-- scoped keyed ([\w.]+)$",
                   lambda m: SCOPED_KEYED_ROWS.format(indent=m.group(1), table=m.group(2)), text, flags=re.M)
     text = re.sub(r"^( *)-- scoped ([\w.]+)$", lambda m: SCOPED_ROWS.format(indent=m.group(1), table=m.group(2)),

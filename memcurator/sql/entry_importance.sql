@@ -8,11 +8,7 @@ with scoped_entries as not materialized (
 ),
 
 scoped_pairs as not materialized (
-    select * from core.near_duplicate_pairs where $all
-    union all
-    select p.* from core.near_duplicate_pairs as p
-    semi join stage_scope as s on s.namespace = p.namespace and s.entry_id = p.entry_a
-    where not $all
+    -- scoped core.near_duplicate_pairs by entry_a
 ),
 
 conflicting as (

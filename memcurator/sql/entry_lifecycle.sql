@@ -66,11 +66,7 @@ restated as (
     -- an identical (same shingle set) write came later: the newest copy carries the statement
     select namespace, entry_a as entry_id, arg_max(entry_b, entry_b) as restated_by, count(*) as later_copies
     from (
-        select * from core.near_duplicate_pairs where $all
-        union all
-        select p.* from core.near_duplicate_pairs as p
-        semi join stage_scope as s on s.namespace = p.namespace and s.entry_id = p.entry_a
-        where not $all
+        -- scoped core.near_duplicate_pairs by entry_a
     )
     where method = 'exact'
     group by namespace, entry_a
@@ -85,11 +81,7 @@ successor as (
         arg_max(source, linked_at) as successor_source,
         max(linked_at) as superseded_at
     from (
-        select * from core.supersede_links where $all
-        union all
-        select l.* from core.supersede_links as l
-        semi join stage_scope as s on s.namespace = l.namespace and s.entry_id = l.entry_id
-        where not $all
+        -- scoped core.supersede_links by entry_id
     )
     where status = 'accepted'
     group by namespace, entry_id

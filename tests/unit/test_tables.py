@@ -239,3 +239,29 @@ def test_every_scoped_pair_read_names_a_table_of_pairs():
             assert rows in " ".join(loaded.split()) and rows in " ".join(changes.pairs_of_scope(table).split())
     # the curators' worklist and the recall view read the conflicts of their scope so
     assert found == ["core.contradictions"] * 2
+
+
+def test_every_read_scoped_by_a_column_names_an_entry_column_of_its_table():
+    """A line "-- scoped T by C" reads the rows of T whose column C names an entry of the scope (sql.SCOPED_BY):
+    T must hold entries of a namespace in C."""
+    import re
+    from importlib import resources
+
+    from memcurator import night, sql  # noqa: F401 (night imports every stage, which registers its tables)
+
+    found = []
+    for path in resources.files("memcurator").joinpath("sql").iterdir():
+        if not path.name.endswith(".sql"):
+            continue
+        for table, column in re.findall(r"^ *-- scoped ([\w.]+) by (\w+)$", path.read_text(), flags=re.M):
+            found.append((path.name, table, column))
+            assert {"namespace", column} <= set(TABLES[table].column_names), (table, column, path.name)
+            loaded = sql.load(path.name.removesuffix(".sql"))
+            assert "-- scoped" not in loaded
+            rows = (f"select t.* from {table} as t semi join stage_scope as s "
+                    f"on s.namespace = t.namespace and s.entry_id = t.{column} where not $all")
+            assert rows in " ".join(loaded.split())
+    # the importance's and the lifecycle's later copies, the lifecycle's accepted links
+    assert sorted(found) == [("entry_importance.sql", "core.near_duplicate_pairs", "entry_a"),
+                             ("entry_lifecycle.sql", "core.near_duplicate_pairs", "entry_a"),
+                             ("entry_lifecycle.sql", "core.supersede_links", "entry_id")]
