@@ -13,27 +13,47 @@ from memcurator.config import CurationConfig
 from memcurator.home import Home
 
 
-def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
-    result = bench.run_bench(tmp_path / "fleet", entries=1_000, namespaces=10, churn=0.02, baseline_entries=300,
-                             progress=lambda *_: None, job_night=True)
+def test_a_small_bench_times_every_night_and_keeps_the_store_when_asked(tmp_path):
+    """One run of the command through every option a bench run has (a full night, three churn nights, the Dagster
+    job's night, a night with no new file, the profile, the store kept): two runs, one by option, took twice
+    as long, mostly the start-up of their processes."""
+    out = tmp_path / "bench-1000.json"
+    invoked = CliRunner().invoke(app, ["bench", "--entries", "1000", "--namespaces", "10", "--churn", "0.02",
+                                       "--churn-nights", "3", "--baseline-entries", "300", "--job-night", "--profile",
+                                       "--workdir", str(tmp_path / "w"), "--keep", "--out", str(out)])
+    assert invoked.exit_code == 0, invoked.output
+    result = orjson.loads(out.read_bytes())
+    fleet = tmp_path / "w" / "fleet"
     names = [s["name"] for s in result["stages"]]
     assert names[0] == "ingest" and "core.near_duplicate_pairs" in names and names[-2:] == ["mart.store_health", bench.CLOSE]
     assert result["near_duplicates"]["recall"] >= 0.95
     churn = result["churn"]
     assert churn["writes"] == 20 and 0 < churn["ratio_to_full"]
-    with store.connect(tmp_path / "fleet" / "store.duckdb", read_only=True) as conn:  # half of them new versions
+    with store.connect(fleet / "store.duckdb", read_only=True) as conn:
+        # the store as the last night left it: the fleet, then half of each share of writes new entries (the
+        # three churn nights and the job's night), the other half new versions
+        assert conn.execute("select count(*) from core.entries").fetchone()[0] == 1_000 + 4 * 10
         assert conn.execute("select count(*) filter (where version_count > 1) from core.entries").fetchone()[0] >= 10
         # the fleet's recalls and checks went in whole, and the entries recalled count as used
         assert conn.execute("select count(*) from raw.quarantine").fetchone()[0] == 0
         assert conn.execute("select count(distinct event_id) from core.recall_results").fetchone()[0] == (
-            round(1_000 * bench.RECALLS_PER_WRITE) + round(20 * bench.RECALLS_PER_WRITE) * 2)  # fleet, churn, job night
+            round(1_000 * bench.RECALLS_PER_WRITE) + round(20 * bench.RECALLS_PER_WRITE) * 4)
         assert conn.execute("select count(*) from core.checks where error_class is distinct from 'assertion'").fetchone()[0] == (
-            round(1_000 * bench.CHECKS_PER_WRITE) + round(20 * bench.CHECKS_PER_WRITE) * 2)
+            round(1_000 * bench.CHECKS_PER_WRITE) + round(20 * bench.CHECKS_PER_WRITE) * 4)
         assert conn.execute("select count(*) from core.entry_usage where recall_count > 0").fetchone()[0] > 200
         # the corrections conflict with what they correct: named, shown by a failing check, or found
         kinds = dict(conn.execute("select kind, count(*) from core.contradictions group by kind").fetchall())
         assert set(kinds) == {"explicit", "failed_check", "detected"} and min(kinds.values()) > 5
         assert conn.execute("select count(*) from core.entry_lifecycle where state = 'superseded'").fetchone()[0] > 20
+        # a compaction of the store the last churn night left is timed apart (what a compacting night adds), and
+        # no churn night's close compacted (the full night's close started the count a day before)
+        assert conn.execute("select list(reason order by as_of) from work.compactions").fetchone()[0] == [
+            "first_night", "forced"]
+        # each night derived for its own date: the full night's, three churn nights, the job's night and, the
+        # last, the night with no new file
+        assert conn.execute("select min(as_of), max(as_of) from work.refreshes").fetchone() == (
+            (bench.START + timedelta(days=bench.DAYS + 1 + 2 + 3),) * 2)
+    assert churn["compaction_s"] > 0
     assert set(result["conflicts"]) == {"explicit", "failed_check", "detected", "supersede_links", "superseded",
                                         "contested"} and result["conflicts"]["detected"] > 0  # as the full night left them
     # every stage timed again (that the night reuses work is tested in test_nearindex, not by a clock)
@@ -43,66 +63,8 @@ def test_a_small_bench_times_every_stage_and_the_churn_night(tmp_path):
     for stage in result["stages"] + churn["stages"]:
         assert 0 <= stage["sys_s"] <= stage["cpu_s"] + 0.01, stage
     assert sum(s["sys_s"] for s in result["stages"]) > 0
-    # a compaction of the store the churn night left is timed apart (what a compacting night adds), and
-    # the churn night's close did not compact (the full night's close started the count a day before)
-    assert churn["compaction_s"] > 0
-    with store.connect(tmp_path / "fleet" / "store.duckdb", read_only=True) as conn:
-        assert conn.execute("select list(reason order by as_of) from work.compactions").fetchone()[0] == [
-            "first_night", "forced"]
-    # the night after, through the Dagster job: every kind of step ran and took time
-    job = churn["job_night"]
-    assert job["success"] and set(job["by_kind"]) == {"ingest", "tables", "checks", "publish"}
-    assert all(seconds > 0 for seconds in job["by_kind"].values()) and "mart__recall_view" in job["steps"]
-    assert job["wall_s"] >= sum(job["by_kind"].values()) * 0.9
-    assert job["peak_rss_mb"] > 0  # the job's own process (spawned), as a nightly run starts
-    # the two nights before published their snapshots: the job's publish clones the store's file where the
-    # filesystem of the bench's folder shares blocks, else writes over the older snapshot what differs
-    assert job["published_by"] in ("clone", "delta")
-    size_mb = (tmp_path / "fleet" / "store.duckdb").stat().st_size / 1e6
-    assert job["published_mb"] == 0 if job["published_by"] == "clone" else 0 < job["published_mb"] <= size_mb
-    assert result["derivation_peak_rss_mb"] > 0 and result["ingest_peak_rss_mb"] > 0
-    assert result["peak_source"] == bench.PEAK_SOURCE
-    assert result["kernel_warmup_s"] > 0  # the compiled kernels made ready before the timed nights
-    assert result["commit"] == bench.code_commit() != "unknown"  # the code measured (a git checkout here)
-    # each stage carries its process's high-water mark so far: rising stage by stage, up to the night's peak
-    peaks = [s["peak_rss_mb"] for s in result["stages"][1:]]
-    assert peaks == sorted(peaks) and 0 < peaks[-1] <= result["derivation_peak_rss_mb"]  # closing the store comes after
-    # the day after, a night with no new file (the counts above hold after it): every stage timed again,
-    # its tables derived for that night; its input, the events of the files before dated in its day
-    quiet = churn["quiet_night"]
-    assert [s["name"] for s in quiet["stages"]] == names and quiet["derivation_wall_s"] > 0
-    assert 0 <= quiet["events"] < 20
-    assert quiet["ratio_to_full"] == round(quiet["derivation_wall_s"] / result["derivation_wall_s"], 3)
-    with store.connect(tmp_path / "fleet" / "store.duckdb", read_only=True) as conn:
-        assert conn.execute("select min(as_of) from work.refreshes").fetchone()[0] == (
-            bench.START + timedelta(days=bench.DAYS + 4))  # the full night's + 3 days: after the job night's
-    # each night's DuckDB statements, per stage and the slowest, the comments left out of their text
-    for statements in (result["statements"], churn["statements"], quiet["statements"]):
-        assert set(statements["stages"]) == {name for name, _ in bench.STEPS}
-        assert all(v["count"] > 0 for v in statements["stages"].values())
-        seconds = [x["seconds"] for x in statements["slowest"]]
-        assert len(seconds) == bench.STATEMENTS_SHOWN and seconds == sorted(seconds, reverse=True)
-        assert sum(v["seconds"] for v in statements["stages"].values()) >= sum(seconds) > 0
-        assert not any("--" in x["statement"] for x in statements["slowest"])
-    # after a full night, a churn night, a compaction and a night of the Dagster job: the full derivation's tables
-    assert rederive.rederive_check(tmp_path / "fleet" / "store.duckdb").identical
-
-
-def test_the_command_keeps_the_store_the_last_night_left_when_asked(tmp_path):
-    out = tmp_path / "bench-300.json"
-    result = CliRunner().invoke(app, ["bench", "--entries", "300", "--namespaces", "3", "--churn", "0.02",
-                                      "--churn-nights", "3", "--baseline-entries", "100", "--workdir",
-                                      str(tmp_path / "w"), "--keep", "--profile", "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    with store.connect(tmp_path / "w" / "fleet" / "store.duckdb", read_only=True) as conn:  # the churn nights'
-        assert conn.execute("select count(*) from core.entries").fetchone()[0] == 300 + 3 * 3
-        # each night derived for its own date, the last the third after the full night's (no compaction due)
-        assert conn.execute("select max(as_of) from work.refreshes").fetchone()[0] == (
-            bench.START + timedelta(days=bench.DAYS + 1 + 3 + 1))  # and the night with no new file, the day after
-        assert conn.execute("select list(reason order by as_of) from work.compactions").fetchone()[0] == [
-            "first_night", "forced"]
     # --churn-nights: each night's share of the full night, their median and mean
-    series = orjson.loads(out.read_bytes())["churn"]["series"]
+    series = churn["series"]
     assert [row["night"] for row in series["nights"]] == [1, 2, 3]
     assert [row["compaction"] for row in series["nights"]] == [None] * 3
     walls = sorted(row["derivation_wall_s"] for row in series["nights"])
@@ -111,17 +73,51 @@ def test_the_command_keeps_the_store_the_last_night_left_when_asked(tmp_path):
         assert row["stages"][bench.CLOSE] == row["close_s"]
         assert abs(sum(row["stages"].values()) - row["stages"]["ingest"] - row["derivation_wall_s"]) < 0.01
     assert series["median_wall_s"] == walls[1] > 0 and walls[0] <= series["mean_ratio"] * (
-        orjson.loads(out.read_bytes())["derivation_wall_s"]) <= walls[2] + 0.001
-    # --profile: the churn night derived again on a copy of the store before it, the copy removed after
-    profiled = orjson.loads(out.read_bytes())["churn"]["profile"]
+        result["derivation_wall_s"]) <= walls[2] + 0.001
+    # the night after, through the Dagster job: every kind of step ran and took time
+    job = churn["job_night"]
+    assert job["success"] and set(job["by_kind"]) == {"ingest", "tables", "checks", "publish"}
+    assert all(seconds > 0 for seconds in job["by_kind"].values()) and "mart__recall_view" in job["steps"]
+    assert job["wall_s"] >= sum(job["by_kind"].values()) * 0.9
+    assert job["peak_rss_mb"] > 0  # the job's own process (spawned), as a nightly run starts
+    # the nights before published their snapshots: the job's publish clones the store's file where the
+    # filesystem of the bench's folder shares blocks, else writes over the older snapshot what differs
+    assert job["published_by"] in ("clone", "delta")
+    size_mb = (fleet / "store.duckdb").stat().st_size / 1e6
+    assert job["published_mb"] == 0 if job["published_by"] == "clone" else 0 < job["published_mb"] <= size_mb
+    assert result["derivation_peak_rss_mb"] > 0 and result["ingest_peak_rss_mb"] > 0
+    assert result["peak_source"] == bench.PEAK_SOURCE
+    assert result["kernel_warmup_s"] > 0  # the compiled kernels made ready before the timed nights
+    assert result["commit"] == bench.code_commit() != "unknown"  # the code measured (a git checkout here)
+    # each stage carries its process's high-water mark so far: rising stage by stage, up to the night's peak
+    peaks = [s["peak_rss_mb"] for s in result["stages"][1:]]
+    assert peaks == sorted(peaks) and 0 < peaks[-1] <= result["derivation_peak_rss_mb"]  # closing the store comes after
+    # the day after, a night with no new file: every stage timed again, its tables derived for that night; its
+    # input, the events of the files before dated in its day
+    quiet = churn["quiet_night"]
+    assert [s["name"] for s in quiet["stages"]] == names and quiet["derivation_wall_s"] > 0
+    assert 0 <= quiet["events"] < 20
+    assert quiet["ratio_to_full"] == round(quiet["derivation_wall_s"] / result["derivation_wall_s"], 3)
+    # each night's DuckDB statements, per stage and the slowest, the comments left out of their text
+    for statements in (result["statements"], churn["statements"], quiet["statements"]):
+        assert set(statements["stages"]) == {name for name, _ in bench.STEPS}
+        assert all(v["count"] > 0 for v in statements["stages"].values())
+        seconds = [x["seconds"] for x in statements["slowest"]]
+        assert len(seconds) == bench.STATEMENTS_SHOWN and seconds == sorted(seconds, reverse=True)
+        assert sum(v["seconds"] for v in statements["stages"].values()) >= sum(seconds) > 0
+        assert not any("--" in x["statement"] for x in statements["slowest"])
+    # --profile: the first churn night derived again on a copy of the store before it, the copy removed after
+    profiled = churn["profile"]
     assert profiled["statements"] > 500 and "core.entry_lifecycle" in {s["name"] for s in profiled["stages"]}
-    assert not (tmp_path / "w" / "fleet" / "before-churn").exists()
+    assert not (fleet / "before-churn").exists()
     report = tmp_path / "performance.md"
     assert CliRunner().invoke(app, ["bench-report", str(out), "--out", str(report)]).exit_code == 0
     text = report.read_text()
-    assert "--churn 0.02 --churn-nights 3 --profile --out" in text and "3 churn nights one after the other" in text
+    assert "--churn 0.02 --churn-nights 3 --job-night --profile --out" in text and "3 churn nights one after the other" in text
     assert "; no close compacted)" in text
     assert "derived again with DuckDB's profile of each statement" in text
+    # after a full night, churn nights, a compaction and a night of the Dagster job: the full derivation's tables
+    assert rederive.rederive_check(fleet / "store.duckdb").identical
 
 
 def _run(derivation: float, speedup: float, ratio: float, rss: float) -> dict:
