@@ -187,8 +187,7 @@ def set_keys(shingles: text.ShingleCodes, use_compiled: bool | None = None) -> n
     shingle hashed once."""
     hashes = shingles.vocabulary.hash().to_numpy()
     if text.compiled(len(shingles.rows) - 1, use_compiled):  # 0.12 -> 0.01 s on 200k texts of 60 words
-        from memcurator import kernels
-
+        kernels = text.compiled_loops()
         keys = np.empty(len(shingles.rows) - 1, dtype=np.uint64)
         kernels.row_sums(hashes, shingles.codes, shingles.rows, keys)
         return keys

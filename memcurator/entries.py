@@ -11,7 +11,7 @@ from datetime import date, datetime, time, timedelta
 
 import duckdb
 
-from memcurator import changes, sql
+from memcurator import changes, sql, text
 from memcurator.store import (code_version, create_view, define_hash_macros, ensure_cache, ensure_table, entry_rows,
                               params_used, replace_table, set_version, transaction)
 from memcurator.tables import (CHECKS, ENTRIES, ENTRY, ENTRY_HASH, ENTRY_USAGE, MEMORY_WRITES, NS, RECALL_RESULTS,
@@ -242,6 +242,10 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
                              "semi join entry_refold as r using (namespace, entry_id)", {"v": version})
                 changes.record(conn, ENTRIES.qualified, version, as_of, writes_now, "select * from entry_refold")
             create_successors_view(conn)
+        # the stages after this one shingle and judge the entries folded: with enough of them, the compiled
+        # loops load meanwhile, beside the stages that run in DuckDB
+        folded = "core.entries" if stale or not stored else "entry_refold"
+        text.load_compiled_ahead(conn.execute(f"select count(*) from {folded}").fetchone()[0])
     finally:
         conn.execute("drop view if exists entry_sources_then")
         for temp in ("entry_sources_now", "entry_refold", "fold_provenance", "input_changes"):

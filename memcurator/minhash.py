@@ -47,9 +47,7 @@ def hash_tokens(vocabulary: list[str]) -> np.ndarray:
 
 def _kernels():
     # numba takes ~1.5 s to import: only a process that computes signatures pays it
-    from memcurator import kernels
-
-    return kernels
+    return text.compiled_loops()
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -13,9 +15,22 @@ import pyarrow as pa
 WORD = r"\w+"
 PART_TEXTS = 20_000  # the compiled scan splits a column into parts of at least this many texts
 # A smaller batch (texts, documents or pairs) is read without the compiled loops (polars and numpy),
-# unless the process has loaded them: importing numba and loading the loops costs a process 1.2-1.6 s,
-# more than the uncompiled code takes for the thousands of entries an incremental night changes.
+# unless the process has loaded them: importing numba and loading the loops costs a process 1.2-1.6 s
+# (0.30-0.34 s with the bytecode compiled at setup), more than the uncompiled code takes for the thousands
+# of entries an incremental night changes.
 COMPILED_FROM = 50_000
+# A night whose core.entries folded at least this many entries loads the loops ahead, in a thread, while
+# the stages before the near-duplicate stage run in DuckDB (load_compiled_ahead). A 1 %-churn night at 1M
+# entries (10k folded): its near-duplicate stage 0.83-0.86 s with the loops loaded so, 0.98-1.03 s without;
+# the load took 0.05-0.08 s from core.recall_results' stage, the one beside it; the night 4.20-4.33 s against
+# 4.31-4.39 s (lab, six alternated nights each, tables identical). A night that folded fewer loads nothing.
+COMPILED_AHEAD_FROM = 5_000
+# The loops load_compiled_ahead calls (memcurator/kernels.py). It loads them only when numba's cache beside
+# the module (its default place) holds each: a fresh installation's first night compiles them where a stage
+# calls them, as before.
+AHEAD_LOOPS = ("ascii_word_codes", "row_sums", "min_hashes", "band_keys", "stamped_jaccard", "judge_token_codes",
+               "judge_lists")
+_ahead: threading.Thread | None = None  # the thread loading them, if one was started
 # Function words carry no topic: with them, short templated sentences about different things
 # ("the timeout of ledger is 20 seconds" / "... of billing-api ...") look like duplicates.
 STOPWORDS = ["a", "an", "the", "is", "are", "was", "were", "be", "been", "of", "to", "in", "on", "at", "and",
@@ -73,6 +88,51 @@ def compiled(batch: int, choice: bool | None = None) -> bool:
     return choice if choice is not None else batch >= COMPILED_FROM or "memcurator.kernels" in sys.modules
 
 
+def compiled_loops():
+    """The module of the compiled loops (memcurator.kernels), once a load begun by load_compiled_ahead has
+    ended: no loop runs beside the load's (numba's parallel loops may not be safe to start from two threads
+    at once, whatever its threading layer)."""
+    if _ahead is not None and _ahead is not threading.current_thread():
+        _ahead.join()
+    from memcurator import kernels  # numba: only a process that shingles pays its import
+
+    return kernels
+
+
+def load_compiled_ahead(entries: int) -> bool:
+    """Load the compiled loops in a thread when a night changed at least COMPILED_AHEAD_FROM ``entries`` and
+    numba's cache holds them; whether it started. The stages after core.entries run in DuckDB, which
+    leaves the interpreter free, so the load mostly takes a core they leave idle; a stage that shingles
+    before it ends waits for it (compiled_loops), or takes the uncompiled code if the module is not yet
+    imported: the same shingles either way (tests/unit/test_text.py)."""
+    global _ahead
+    if entries < COMPILED_AHEAD_FROM or "memcurator.kernels" in sys.modules or not _loops_cached():
+        return False
+    _ahead = threading.Thread(target=_load_loops, name="memcurator-compiled-loops", daemon=True)
+    _ahead.start()
+    return True
+
+
+def _loops_cached() -> bool:
+    folder = Path(__file__).with_name("__pycache__")
+    return all(any(folder.glob(f"kernels.{loop}-*.nbi")) for loop in AHEAD_LOOPS)
+
+
+def _load_loops() -> None:
+    """Each loop of AHEAD_LOOPS called once, on two short texts, through the functions the stages call (so
+    with their argument types: numba compiles another version for others)."""
+    from memcurator import clustering, detect, kernels, minhash  # noqa: F401 (kernels: compiled() is true from here)
+    from memcurator.config import CurationConfig
+
+    cfg = CurationConfig()
+    texts = ["the deploy timeout of billing-api is 30 seconds since the last release",
+             "the deploy timeout of billing-api is 31 seconds since the last release"]
+    docs, vocabulary = clustering.with_text_keys(pl.DataFrame({"doc": [0, 1], "norm_text": texts}), cfg)
+    clustering.band_keys_of(minhash.token_rows(docs["shingles"], vocabulary), cfg)
+    clustering.verify(pl.DataFrame({"a": [0], "b": [1]}), docs.select("doc", "shingles"))
+    detect.features(pl.Series(texts))
+
+
 def shingle_codes(texts: pl.Series, words: int = 1, drop_stopwords: bool = False,
                   use_compiled: bool | None = None, vocabulary: pl.Series | None = None) -> ShingleCodes:
     """shingle_column's shingles, numbered, without a string per occurrence: single words of ASCII
@@ -84,8 +144,7 @@ def shingle_codes(texts: pl.Series, words: int = 1, drop_stopwords: bool = False
     strings keep their codes and the others are numbered after them: the codes compare with that call's."""
     if words != 1 or not compiled(len(texts), use_compiled):
         return number_lists(shingle_column(texts, words, drop_stopwords), vocabulary)
-    from memcurator import kernels  # numba: only a process that shingles pays its import
-
+    kernels = compiled_loops()
     data, offsets = utf8(texts)
     stop_data, stop_offsets = utf8(pl.Series(STOPWORDS if drop_stopwords else [], dtype=pl.String))
     found = _ascii_word_codes(kernels, data, offsets, stop_data, stop_offsets)
@@ -104,8 +163,7 @@ def with_unicode_rows(found: tuple[np.ndarray, ...], texts: pl.Series, lists_of,
     """A compiled scan's result (codes, rows, vocabulary bytes and offsets, ascii flags; see in_parts) as
     ShingleCodes: the texts it left empty for a non-ASCII byte are read by ``lists_of`` (texts -> lists of
     strings, Unicode's reading), numbered against the scan's vocabulary and put in their rows."""
-    from memcurator import kernels
-
+    kernels = compiled_loops()
     codes, rows, vocab_data, vocab_offsets, ascii = found
     vocabulary = pl.Series(pa.LargeStringArray.from_buffers(
         len(vocab_offsets) - 1, pa.py_buffer(vocab_offsets), pa.py_buffer(vocab_data)))
@@ -131,8 +189,7 @@ def in_parts(scan, rescan, data: np.ndarray, offsets: np.ndarray) -> tuple[np.nd
     parts' vocabularies numbered as one: each part's words, in part order, read as one-word texts by
     ``rescan`` (which must read a word of its own vocabulary as that one word), so the numbers are the
     ones a single scan gives (first-seen order)."""
-    from memcurator import kernels
-
+    kernels = compiled_loops()
     n = len(offsets) - 1
     parts = min(kernels.numba.get_num_threads(), max(1, n // PART_TEXTS))
     if parts == 1:

@@ -268,3 +268,15 @@ def test_the_normalised_text_folds_case_whitespace_runs_and_space_separators_at_
                         "where entry_id in ('a', 'b', 'c', 'd')").pl()
     read = nearindex.with_texts(conn, docs)
     assert dict(zip(read["entry_id"], read["norm_text"])) == got
+
+
+def test_the_entries_folded_decide_whether_the_compiled_loops_load_ahead(conn, home, monkeypatch):
+    """core.entries tells text.load_compiled_ahead how many entries it folded: every entry on a full fold,
+    the refolded ones on a night after."""
+    asked = []
+    monkeypatch.setattr(entries.text, "load_compiled_ahead", asked.append)
+    build(conn, home, [write("advice one", entry_id="e1"), write("advice two", entry_id="e2"),
+                       write("advice three", entry_id="e3")], as_of=datetime(2026, 11, 3))
+    build(conn, home, [write("advice two, reworded", entry_id="e2", ts="2026-11-03T10:00:00Z")],
+          as_of=datetime(2026, 11, 4))
+    assert asked == [3, 1]

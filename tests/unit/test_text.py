@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import subprocess
 import sys
+import threading
+import time
 
 import numpy as np
 import polars as pl
@@ -138,3 +141,40 @@ def test_a_stopword_list_may_repeat_a_word():
     codes, rows, vocab_data, vocab_offsets, _ = text._scan(kernels, data, offsets, stop_data, stop_offsets)
     assert bytes(vocab_data).decode() == "cathat" and vocab_offsets.tolist() == [0, 3, 6]
     assert codes.tolist() == [0, 1, 0] and rows.tolist() == [0, 2, 3]
+
+
+AHEAD = """
+import sys
+from memcurator import text
+started = text.load_compiled_ahead({entries})
+if started:
+    text._ahead.join()
+from memcurator import kernels
+misses = sum(len(getattr(kernels, loop).stats.cache_misses) for loop in text.AHEAD_LOOPS)
+hits = sum(len(getattr(kernels, loop).stats.cache_hits) for loop in text.AHEAD_LOOPS)
+print(started, misses, hits)
+"""
+
+
+def _in_fresh_process(code: str) -> str:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+
+
+def test_a_night_that_changed_enough_entries_loads_the_compiled_loops_ahead_from_the_cache():
+    """In a fresh process, load_compiled_ahead loads each loop the stages call from numba's cache (a cache hit,
+    no compilation), in a thread; below COMPILED_AHEAD_FROM it starts nothing."""
+    if not text._loops_cached():  # a fresh checkout: the loops compiled and cached once, as a first night does
+        subprocess.run([sys.executable, "-c", "from memcurator import text; text._load_loops()"], check=True)
+    assert text._loops_cached()
+    assert _in_fresh_process(AHEAD.format(entries=text.COMPILED_AHEAD_FROM)) == [
+        "True", "0", str(len(text.AHEAD_LOOPS))]
+    assert _in_fresh_process(AHEAD.format(entries=text.COMPILED_AHEAD_FROM - 1)) == ["False", "0", "0"]
+
+
+def test_a_compiled_loop_waits_for_the_load_ahead(monkeypatch):
+    """compiled_loops returns once the thread loading the loops has ended (no loop runs beside the load's)."""
+    ended = threading.Event()
+    loading = threading.Thread(target=lambda: (time.sleep(0.3), ended.set()))
+    monkeypatch.setattr(text, "_ahead", loading)
+    loading.start()
+    assert text.compiled_loops().__name__ == "memcurator.kernels" and ended.is_set()
