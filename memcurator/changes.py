@@ -25,7 +25,7 @@ from memcurator import sql
 from memcurator.store import (EVERY_HASH, define_hash_macros, ensure_table, entry_hashes, entry_rows,
                               params_used, replace_table, set_version, stored_as_declared, table_exists,
                               transaction)
-from memcurator.tables import ENTRY_HASH, NS, C, Table, register
+from memcurator.tables import ENTRY_HASH, NS, ROW_HASH, C, Table, register
 
 REFRESHES = register(Table(
     "work", "refreshes",
@@ -169,7 +169,8 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
     query that may read input_changes and $since, the night last derived). The statements of ``after`` run
     after the rows are written either way (to set what depends on $as_of for every row; they leave the
     scope's rows as ``query`` derived them in ``compare``'s columns). ``compare`` lists the columns that
-    count as a change of a row (default: all but as_of; a part of ``written``); ``entries`` reads the temp table
+    count as a change of a row (default: those its row hash hashes, for a table with one, tables.with_row_hash;
+    else all but as_of; a part of ``written``); ``entries`` reads the temp table
     changed_rows (the rows changed, in those columns) for the entries to record as changed (default: the
     key's). A stored row derived again is replaced (deleted, and inserted at the table's end) when it
     differs in ``written`` (default: all columns but as_of; leave out what the ``after`` statements set).
@@ -181,12 +182,20 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
     ensure_table(conn, table)
     used = lambda statement, extra={}: params_used(statement, {**params, **extra})  # noqa: E731,B006
     now, before = input_changes(conn, table.qualified, version, inputs, params["as_of"])
-    # (entry_hash follows the key: the same whenever the key is)
-    undated = ", ".join(c for c in table.column_names if c not in ("as_of", ENTRY_HASH.name))
-    cols, written = compare or undated, written or undated
+    # (entry_hash follows the key: the same whenever the key is; the row hash, the other columns)
+    undated = ", ".join(c for c in table.column_names if c not in ("as_of", ENTRY_HASH.name, ROW_HASH))
+    row_hash = next((c for c in table.columns if c.name == ROW_HASH), None)
+    cols = compare or (", ".join(row_hash.hashes) if row_hash else undated)  # (the row hash's: tables.with_row_hash)
+    written = written or undated
     keys, scoped = ", ".join(key), ", ".join(scope_key or key)
     by_entry = (scope_key or key) == ENTRY_KEY
     hashed = by_entry and ENTRY_HASH.name in table.column_names
+    if row_hash and (set(row_hash.hashes) != set(cols.split(", ")) or after or entries or not hashed):
+        raise ValueError(f"{table.qualified}: its row hash must hash the columns compared ({cols}), and its rows "
+                         "be compared by entry, as derived (no statements after, no entries of their own)")
+    # with a row hash, the stored rows of the scope are read narrow: their hash and the written columns it
+    # leaves out (a row derived again is written when those differ, and is a change when the hash does)
+    extra = [c for c in written.split(", ") if c not in cols.split(", ")] if row_hash else []
     conn.execute(f"create or replace temp table stage_scope as select {scoped} from {table.qualified} limit 0")
     conn.execute(f"create or replace temp table {STAGE_HASH_ROWS} ({ENTRY_HASH.name} ubigint)")
     conn.execute(f"create or replace temp view stage_hashes as {STAGE_HASHES}")
@@ -208,7 +217,8 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
             if keyed:
                 define_entry_key(conn, every_entry=False)
             # the scope's stored rows, with their row ids: the delete below reads them, not the table again
-            old = (entry_rows(table.qualified, "select * from stage_scope", "rowid as stored_row, *") if hashed else
+            stored = f"rowid as stored_row, {keys}, {', '.join([ROW_HASH, *extra])}" if row_hash else "rowid as stored_row, *"
+            old = (entry_rows(table.qualified, "select * from stage_scope", stored) if hashed else
                    f"select rowid as stored_row, * from {table.qualified} semi join stage_scope using ({scoped})")
             conn.execute(f"create or replace temp table stage_old as {old}")
             # (the query reads its per-entry inputs by the scope's hashes: rows of entries outside it that
@@ -221,10 +231,13 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
             # derived otherwise than stored in ``written``) and whether it changed (in ``compare``'s columns, or
             # gone, or new). One join of the two, where two "except"s of them (in ``written``, in ``compare``'s
             # columns) hashed every column of both sides twice: 0.64 -> 0.25 s of a 1 %-churn night at 1M.
+            differs = _differ(ROW_HASH) if row_hash else _differ(cols)
+            differs_written = " or ".join([differs] + ([_differ(", ".join(extra))] if extra else [])) \
+                if row_hash else _differ(written)
             conn.execute(f"create or replace temp table stage_diff as select {keys}, o.stored_row, "
                          "n.stage_derived is not null as derived, "
-                         f"n.stage_derived is not null and (o.stored_row is null or {_differ(written)}) as is_written, "
-                         f"n.stage_derived is null or o.stored_row is null or {_differ(cols)} as is_changed "
+                         f"n.stage_derived is not null and (o.stored_row is null or {differs_written}) as is_written, "
+                         f"n.stage_derived is null or o.stored_row is null or {differs} as is_changed "
                          "from (select true as stage_derived, * from stage_rows) as n "
                          f"full join stage_old as o using ({keys})")
             # the rows derived otherwise than they are stored (or new): stored versions of those and rows of

@@ -37,7 +37,7 @@ from memcurator.config import CurationConfig
 from memcurator.frames import namespace_passes
 from memcurator.store import (code_version, ensure_table, entry_rows, registered, replace_table,
                               replace_table_from_frame, set_version, transaction)
-from memcurator.tables import ENTRY_HASH, NS, C, Table, register
+from memcurator.tables import ENTRY_HASH, NS, C, Table, register, with_row_hash
 
 EXACT_GROUP_PAIR_CAP = 200  # exact-copy groups larger than this get star edges from their oldest copy
 # specific tokens: numbers of two or more digits and identifiers (letters with 3+ digits, #123, paths)
@@ -103,14 +103,14 @@ PRINCIPLE_PROPOSALS = register(Table(
 ENTRY_IMPORTANCE = register(Table(
     "core", "entry_importance",
     "One row per (namespace, entry_id): declared importance and the redundancy penalty applied to it.",
-    (
+    with_row_hash((
         NS, C("entry_id", "VARCHAR", "The entry.", False),
         C("declared_importance", "DOUBLE", "Declared importance (missing means 1.0).", False),
         C("later_similar_writes", "BIGINT", "Compatible near-duplicates written after it.", False),
         C("penalty_factor", "DOUBLE", "Product of the per-occurrence penalties (1 = none).", False),
         C("importance", "DOUBLE", "declared_importance x penalty_factor.", False),
         ENTRY_HASH,
-    ),
+    )),
     key=("namespace", "entry_id"),
 ))
 

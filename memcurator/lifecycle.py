@@ -16,7 +16,7 @@ from memcurator import changes, sql
 from memcurator.config import CurationConfig
 from memcurator.entries import memory_writes_version
 from memcurator.store import code_version
-from memcurator.tables import AS_OF, ENTRY_HASH, NS, C, Table, register
+from memcurator.tables import AS_OF, ENTRY_HASH, NS, C, Table, register, with_row_hash
 
 # Admission heuristics, applied to the normalised (lower-cased, whitespace-folded) text.
 LEAD_IN = r"^(lesson|note to self|important|learned today|remember|note|tip)\s*[:-]\s*"
@@ -40,7 +40,7 @@ ANY_MARKER = "|".join(f"(?:{pattern})" for pattern in (DEICTIC, OPERATIONAL_STAT
 ENTRY_LIFECYCLE = register(Table(
     "core", "entry_lifecycle",
     "One row per (namespace, entry_id) as of the night: its state and the rule that put it there.",
-    (
+    with_row_hash((
         NS, C("entry_id", "VARCHAR", "The entry.", False),
         C("class", "VARCHAR", "Class of the current version.", False),
         C("state", "VARCHAR", "active, reverify, superseded, merged, redundant, expired, held, case or archived.", False),
@@ -63,7 +63,7 @@ ENTRY_LIFECYCLE = register(Table(
         C("recall_observed", "BOOLEAN", "Its namespace records recalls (idleness counts as evidence only there).", False),
         C("next_change_at", "TIMESTAMP", "When a date rule could next move it without new input (null: never); the rules run again for it then."),
         ENTRY_HASH,
-    ),
+    ), leave_out=("next_change_at",)),
     key=("namespace", "entry_id"),
 ))
 
@@ -95,14 +95,14 @@ def lifecycle_params(cfg: CurationConfig, as_of: datetime) -> dict:
 ENTRY_GENERALITY = register(Table(
     "core", "entry_generality",
     "One row per (namespace, entry_id) as of the night: effective generality and how it was obtained.",
-    (
+    with_row_hash((
         NS, C("entry_id", "VARCHAR", "The entry.", False),
         C("generality", "DOUBLE", "Effective generality 0-3.", False),
         C("generality_rule", "VARCHAR", "declared or derived.", False),
         C("is_imperative", "BOOLEAN", "Imperative principle phrasing (raises derived generality).", False),
         C("specifics", "INTEGER", "Specific tokens counted (ids, dates, times, paths; at most 5).", False),
         ENTRY_HASH,
-    ),
+    )),
     key=("namespace", "entry_id"),
 ))
 
@@ -110,7 +110,7 @@ ENTRY_GENERALITY = register(Table(
 ENTRY_TEXT_FEATURES = register(Table(
     "core", "entry_text_features",
     "One row per entry: what the generality and lifecycle rules read from its current text, kept while the text stays the same.",
-    (
+    with_row_hash((
         NS, C("entry_id", "VARCHAR", "The entry.", False),
         C("source_event_id", "VARCHAR", "The write the features were read from (the entry's last_event_id then).", False),
         C("is_imperative", "BOOLEAN", "Imperative principle phrasing.", False),
@@ -120,7 +120,7 @@ ENTRY_TEXT_FEATURES = register(Table(
         C("is_one_off", "BOOLEAN", "Names one run, ticket, request or temporary path.", False),
         C("is_chatter", "BOOLEAN", "Greeting or acknowledgement, or under three words.", False),
         ENTRY_HASH,
-    ),
+    )),
     key=("namespace", "entry_id"),
 ))
 
@@ -169,6 +169,6 @@ def build_entry_lifecycle(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg:
     query, scope = sql.load("entry_lifecycle"), sql.load("entry_lifecycle_scope")
     version = code_version("entry_lifecycle", query, scope, ENTRY_LIFECYCLE.ddl(), duckdb.__version__,
                            json.dumps({k: v for k, v in params.items() if k != "as_of"}, sort_keys=True))
-    # a change of a row is a change of anything but when the rules look at the entry next (no stage reads it)
-    return changes.refresh_entries(conn, ENTRY_LIFECYCLE, query, params, version, LIFECYCLE_INPUTS, scope=scope,
-                                   compare=", ".join(c for c in ENTRY_LIFECYCLE.column_names if c != "next_change_at"))
+    # a change of a row is a change of anything but when the rules look at the entry next (no stage reads it):
+    # the row hash leaves next_change_at out, so a row whose next_change_at alone moved is written, not changed
+    return changes.refresh_entries(conn, ENTRY_LIFECYCLE, query, params, version, LIFECYCLE_INPUTS, scope=scope)

@@ -14,7 +14,7 @@ import duckdb
 from memcurator import changes, sql
 from memcurator.config import CurationConfig
 from memcurator.store import code_version, create_view, replace_table, table_exists, transaction
-from memcurator.tables import ENTRY_HASH, NS, C, Table, null_counts, register
+from memcurator.tables import ENTRY_HASH, NS, C, Table, null_counts, register, with_row_hash
 
 _SCORE_PARTS = (
     NS, C("entry_id", "VARCHAR", "The entry.", False),
@@ -26,8 +26,8 @@ ENTRY_SCORE_PARTS = register(Table(
     "core", "entry_score_parts",
     "One row per (namespace, entry_id) and per approved principle: the parts of its curation score the date "
     "does not move (core.entry_scores, a view, adds the night's recency boost).",
-    _SCORE_PARTS + (C("last_recalled_at", "TIMESTAMP", "Latest recall (a principle's: its members' latest)."),
-                    ENTRY_HASH),
+    with_row_hash(_SCORE_PARTS + (C("last_recalled_at", "TIMESTAMP", "Latest recall (a principle's: its members' "
+                                                                      "latest)."), ENTRY_HASH)),
     key=("namespace", "entry_id"),
 ))
 
@@ -119,7 +119,7 @@ RECALL_RANKING = register(Table(
     "mart", "recall_ranking",
     "One row per row of mart.recall_view, as the night stores it: without the score, the text and the rank "
     "(the view adds them).",
-    tuple(c for c in RECALL_VIEW.columns if c.name not in ("text", "rank", "score")) + (ENTRY_HASH,),
+    with_row_hash(tuple(c for c in RECALL_VIEW.columns if c.name not in ("text", "rank", "score")) + (ENTRY_HASH,)),
     key=RECALL_VIEW.key,
 ))
 

@@ -13,7 +13,7 @@ from memcurator.config import CurationConfig
 from memcurator.crash import table_hashes
 from memcurator.entries import as_of_for_night
 from memcurator.home import Home
-from memcurator.tables import AS_OF, ENTRY_HASH, NS, TABLES, C, Table
+from memcurator.tables import AS_OF, ENTRY_HASH, NS, TABLES, C, Table, with_row_hash
 from tests.conftest import ev, write, write_jsonl
 from tests.unit.test_nearindex import FIRST, fleet  # noqa: F401 (the same demo fleet, a fixture of this module too)
 
@@ -475,6 +475,46 @@ def test_a_refresh_rewrites_the_rows_derived_otherwise_and_records_the_changes_o
 
 def _toy_changes(conn) -> set[str]:
     return {r[0] for r in conn.execute("select entry_id from work.changes where table_name = 'work.toy'").fetchall()}
+
+
+TOY_HASHED = Table("work", "toy_hashed", "One row per entry of a test, with a row hash.",
+                   with_row_hash((NS, C("entry_id", "VARCHAR", "The entry.", False),
+                                  C("value", "INTEGER", "Counted as a change."),
+                                  C("note", "VARCHAR", "Written, not counted as a change."), ENTRY_HASH),
+                                 leave_out=("note",)), key=("namespace", "entry_id"))
+TOY_HASHED_QUERY = ("select * from toy_src where $all union all "
+                    "select * from toy_src semi join stage_scope using (namespace, entry_id) where not $all")
+
+
+def test_a_table_with_a_row_hash_is_compared_by_it(tmp_path):
+    """A row derived again is written when its hash or a column the hash leaves out differs, and recorded as
+    changed when its hash does; the stored rows are compared by their stored hash alone (a row changed
+    outside the night, its hash not, is kept: the check of reproducibility is what finds such a row)."""
+    def refresh(conn, night: int, **kw) -> None:
+        changes.refresh_entries(conn, TOY_HASHED, TOY_HASHED_QUERY, {"as_of": datetime(2026, 1, night)}, "v1", [],
+                                scope="select namespace, entry_id from toy_scope", **kw)
+
+    def rows(conn) -> list:
+        return conn.execute("select entry_id, value, note from work.toy_hashed order by entry_id").fetchall()
+
+    with store.connect(tmp_path / "toy.duckdb") as conn:
+        conn.execute("create table toy_src (namespace varchar, entry_id varchar, value integer, note varchar)")
+        conn.execute("insert into toy_src values ('n', 'same', 1, 'x'), ('n', 'value', 2, 'x'), ('n', 'note', 3, 'x')")
+        conn.execute("create table toy_scope as select 'n' as namespace, unnest(['same', 'value', 'note']) as entry_id")
+        refresh(conn, 1)
+        hashed = "hash(namespace::varchar, entry_id::varchar, value::integer)"
+        assert conn.execute(f"select count(*) from work.toy_hashed where row_hash = {hashed}").fetchone()[0] == 3
+        kept = conn.execute("select rowid from work.toy_hashed where entry_id = 'same'").fetchone()[0]
+        conn.execute("update toy_src set value = 20 where entry_id = 'value'")
+        conn.execute("update toy_src set note = 'y' where entry_id = 'note'")
+        conn.execute("update work.toy_hashed set value = 99 where entry_id = 'same'")  # outside the night
+        refresh(conn, 2)
+        assert rows(conn) == [("note", 3, "y"), ("same", 99, "x"), ("value", 20, "x")]
+        assert conn.execute("select rowid from work.toy_hashed where entry_id = 'same'").fetchone()[0] == kept
+        assert {r[0] for r in conn.execute("select entry_id from work.changes "
+                                           "where table_name = 'work.toy_hashed'").fetchall()} == {"value"}
+        with pytest.raises(ValueError, match="row hash"):
+            refresh(conn, 3, after=["select 1"])
 
 
 def test_a_proposal_keeps_its_text_while_its_canonical_entry_is_unchanged(tmp_path):

@@ -101,10 +101,10 @@ def test_the_recall_views_rank_numbers_each_namespace_in_recall_order():
         conn.executemany(
             "insert into mart.recall_ranking (namespace, entry_id, tier, class, state, banners, has_failed_check, "
             "conflict_with, is_likely_current, tags, generality, proven_count, first_written_at, last_written_at, "
-            "version_count, writer_agents, entry_hash) values (?, ?, ?, 'lesson', 'active', [], false, [], true, [], "
-            "1, 0, ?, ?, 1, [], 0)", [[ns, e, tier, w, w] for ns, e, tier, _, w in stored])
+            "version_count, writer_agents, entry_hash, row_hash) values (?, ?, ?, 'lesson', 'active', [], false, [], "
+            "true, [], 1, 0, ?, ?, 1, [], 0, 0)", [[ns, e, tier, w, w] for ns, e, tier, _, w in stored])
         # e2 was recalled a day before the first night: a boost of 5 for 7 days (weights: the score is the generality)
-        conn.executemany("insert into core.entry_score_parts values (?, ?, ?, 0, 0, ?, 0)",
+        conn.executemany("insert into core.entry_score_parts values (?, ?, ?, 0, 0, ?, 0, 0)",
                          [[ns, e, g, t - timedelta(1) if e == "e2" else None] for ns, e, _, g, _ in stored])
         conn.execute("insert into core.score_settings values (?, 1.0, 7, 5.0, 30, 0.0)", [t + timedelta(7)])
         create_scores_view(conn)
