@@ -108,7 +108,9 @@ def load_compiled_ahead(entries: int) -> bool:
     global _ahead
     if entries < COMPILED_AHEAD_FROM or "memcurator.kernels" in sys.modules or not _loops_cached():
         return False
-    _ahead = threading.Thread(target=_load_loops, name="memcurator-compiled-loops", daemon=True)
+    # not a daemon: a process that ends before the load (a step run in a process of its own) waits for it,
+    # rather than stop a thread that may be inside numba's compiler
+    _ahead = threading.Thread(target=_load_loops, name="memcurator-compiled-loops")
     _ahead.start()
     return True
 
