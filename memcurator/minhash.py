@@ -45,11 +45,6 @@ def hash_tokens(vocabulary: list[str]) -> np.ndarray:
                        dtype=np.uint32, count=len(vocabulary))
 
 
-def _kernels():
-    # numba takes ~1.5 s to import: only a process that computes signatures pays it
-    return text.compiled_loops()
-
-
 @dataclass(frozen=True)
 class TokenRows:
     """Lists of tokens in CSR form, what the compiled loops read: row r holds the codes
@@ -85,7 +80,7 @@ def signatures(shingles: pl.Series | TokenRows, num_perm: int = 128, seed: int =
     mixed[used] = _fmix32(hash_tokens(rows.vocabulary.filter(pl.Series(used)).to_list()))
     a, b = permutations(num_perm, seed)
     if text.compiled(len(rows), use_compiled):
-        _kernels().min_hashes(rows.codes, rows.offsets, mixed, a, b, sig)
+        text.compiled_loops().min_hashes(rows.codes, rows.offsets, mixed, a, b, sig)
     else:
         _min_hashes(rows.codes, rows.offsets, mixed, a, b, sig)
     return sig
@@ -118,7 +113,7 @@ def band_keys(sig: np.ndarray, bands: int, use_compiled: bool | None = None) -> 
         raise ValueError(f"bands ({bands}) must divide the number of permutations ({num_perm})")
     key = np.empty((n, bands), dtype=np.uint64)
     if text.compiled(n, use_compiled):
-        _kernels().band_keys(sig, num_perm // bands, key)
+        text.compiled_loops().band_keys(sig, num_perm // bands, key)
         return key
     # kernels.band_keys over all documents and bands at once (uint64 arithmetic wraps as the kernel's)
     values = sig.reshape(n, bands, num_perm // bands).astype(np.uint64)
@@ -142,7 +137,7 @@ def jaccard_of_pairs(codes: np.ndarray, offsets: np.ndarray, a: np.ndarray, b: n
         size = (offsets[a + 1] - offsets[a]) + (offsets[b + 1] - offsets[b])
         return shared / (size - shared)
     out = np.empty(len(a), dtype=np.float64)
-    kernels = _kernels()
+    kernels = text.compiled_loops()
     kernels.stamped_jaccard(codes, offsets, a, b, int(codes.max()) + 1 if len(codes) else 0,
                             max(1, min(len(a), kernels.numba.get_num_threads())), out)
     return out
@@ -163,7 +158,7 @@ def lsh_candidates(keys: np.ndarray, group: np.ndarray) -> pl.DataFrame:
     if order is not None:
         keys, group = keys[order], group[order]
     starts = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1], [True]])).astype(np.int64)
-    a, b = _kernels().band_bucket_pairs(np.ascontiguousarray(keys, dtype=np.uint64), starts)
+    a, b = text.compiled_loops().band_bucket_pairs(np.ascontiguousarray(keys, dtype=np.uint64), starts)
     if order is not None:  # rows in the caller's numbering (a stable order keeps a < b within a group)
         a, b = order[a], order[b]
     # each pair as one 64-bit word (a in the high half): one column to sort and de-duplicate, not two
