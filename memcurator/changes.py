@@ -190,12 +190,13 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
     keys, scoped = ", ".join(key), ", ".join(scope_key or key)
     by_entry = (scope_key or key) == ENTRY_KEY
     hashed = by_entry and ENTRY_HASH.name in table.column_names
-    if row_hash and (set(row_hash.hashes) != set(cols.split(", ")) or after or entries or not hashed):
+    compared = cols.split(", ")
+    if row_hash and (set(row_hash.hashes) != set(compared) or after or entries or not hashed):
         raise ValueError(f"{table.qualified}: its row hash must hash the columns compared ({cols}), and its rows "
                          "be compared by entry, as derived (no statements after, no entries of their own)")
     # with a row hash, the stored rows of the scope are read narrow: their hash and the written columns it
     # leaves out (a row derived again is written when those differ, and is a change when the hash does)
-    extra = [c for c in written.split(", ") if c not in cols.split(", ")] if row_hash else []
+    extra = [c for c in written.split(", ") if c not in compared] if row_hash else []
     conn.execute(f"create or replace temp table stage_scope as select {scoped} from {table.qualified} limit 0")
     conn.execute(f"create or replace temp table {STAGE_HASH_ROWS} ({ENTRY_HASH.name} ubigint)")
     conn.execute(f"create or replace temp view stage_hashes as {STAGE_HASHES}")
