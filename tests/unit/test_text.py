@@ -156,7 +156,7 @@ print(started, misses, hits)
 """
 
 
-def _in_fresh_process(code: str) -> str:
+def _in_fresh_process(code: str) -> list[str]:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
 
 
