@@ -62,8 +62,8 @@ def C(name: str, type_: str, description: str, nullable: bool = True, compressio
 
 # The texts the nightly steps write are stored as they are: DuckDB otherwise tries each string
 # compression on every segment and picks FSST, which cost a third of writing them (1M entries:
-# memory_writes 12.7 s -> 8.2 s, entries 8.6 s -> 6.5 s) for about half their disk. The log's JSON
-# payloads (raw.events.data) keep the default: ingest took as long either way, at 1.8x the file size.
+# memory_writes 12.7 s -> 8.2 s, entries 8.6 s -> 6.5 s) for about half their disk. (The log's JSON
+# payloads, raw.events.data, kept the default then; FSST is now off for every column: store.DISABLED_COMPRESSION.)
 LONG_TEXT = "uncompressed"
 
 

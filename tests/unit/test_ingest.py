@@ -325,3 +325,18 @@ def test_a_clean_file_split_in_arrow_reads_as_the_line_by_line_pass(tmp_path):
     assert lines["line_no"].to_pylist() == [1, 4, 6, 8] and lines["text"][0].as_py() == '{"a": 1}'
     assert [(r["line_no"], r["reason"]) for r in rejected] == [(5, "too_deeply_nested")]
     assert rejected == [r for r in rejected_by_line if r["reason"] != "nul_byte"]
+
+
+def test_no_string_of_a_nights_store_is_stored_in_fsst(home):
+    from datetime import timedelta
+
+    from memcurator import bench, night
+
+    bench.land(bench.generate(3000, 6, seed=2), home.landing, "fleet.jsonl")
+    with store.connect(home.store) as conn:
+        night.ingest_and_derive(conn, home.landing, bench.START + timedelta(days=bench.DAYS + 1))
+        tables = [t for (t,) in conn.execute("select schema_name || '.' || table_name from duckdb_tables()").fetchall()]
+        compressions = {t: {c for (c,) in conn.execute(f"select distinct compression from pragma_storage_info('{t}') "
+                                                       "where segment_type = 'VARCHAR'").fetchall()} for t in tables}
+    assert {"raw.events", "core.entries", "core.entry_lifecycle"} <= set(tables)
+    assert {t for t, found in compressions.items() if "FSST" in found} == set()
