@@ -44,12 +44,13 @@ _LIMIT_VARIABLE = "memcurator_memory_limit"  # the limit connect set, for releas
 # The writers' checkpoints do not try FSST on strings. To choose a string column's compression a checkpoint
 # analyses each method on each segment, and training FSST's symbol tables took a fifth of the checkpoints of
 # a 1 %-churn night at 1M entries; strings stored as dictionaries or as they are also read faster. The bench
-# at 1M (`memcurator bench --entries 1000000 --namespaces 10000 --churn 0.01 --churn-nights 3`, two runs
-# each): ingest 14.9-15.1 -> 13.5-13.8 s, full night 28.9-29.2 -> 27.1-27.4 s, churn nights 4.27-4.56 ->
-# 3.98-4.14 s. For a quarter more disk: the lab's 1M store copied 2.46 -> 3.08 GB, the log 345 -> 735 MB of
-# it (docs/curation.md). DuckDB's setting is the database's, and a column's "using compression 'fsst'" is
-# ignored while it is off: the log would keep FSST only until the monthly merge wrote its row groups again.
-# A store written before keeps its FSST segments until they are written again.
+# at 1M (`memcurator bench --entries 1000000 --namespaces 10000 --churn 0.01 --churn-nights 3
+# --baseline-entries 2000`, two runs each): ingest 14.9-15.1 -> 13.5-13.8 s, full night 28.9-29.2 ->
+# 27.1-27.4 s, churn nights 4.27-4.56 -> 3.98-4.14 s. For a quarter more disk: the lab's 1M store copied
+# 2.46 -> 3.08 GB, the log 345 -> 735 MB of it (docs/curation.md). DuckDB's setting is the database's, and a
+# column's "using compression 'fsst'" is ignored while it is off: the log would keep FSST only until the
+# monthly merge wrote its row groups again. A store written before keeps its FSST segments until they are
+# written again.
 DISABLED_COMPRESSION = "fsst"
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import gzip
+from datetime import timedelta
 
 import duckdb
 import orjson
 import pytest
 
-from memcurator import ingest, store
+from memcurator import bench, ingest, night, store
 from memcurator.config import CurationConfig
 from tests.conftest import ev, write, write_jsonl
 
@@ -328,10 +329,6 @@ def test_a_clean_file_split_in_arrow_reads_as_the_line_by_line_pass(tmp_path):
 
 
 def test_no_string_of_a_nights_store_is_stored_in_fsst(home):
-    from datetime import timedelta
-
-    from memcurator import bench, night
-
     bench.land(bench.generate(3000, 6, seed=2), home.landing, "fleet.jsonl")
     with store.connect(home.store) as conn:
         night.ingest_and_derive(conn, home.landing, bench.START + timedelta(days=bench.DAYS + 1))
