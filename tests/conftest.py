@@ -49,6 +49,12 @@ def write_jsonl(path: Path, lines: list, gz: bool = False) -> Path:
     return path
 
 
+def string_compressions(conn, table: str) -> set[str]:
+    """The compressions DuckDB stored the string columns of ``table`` with (pragma_storage_info)."""
+    return {row[0] for row in conn.execute(
+        f"select distinct compression from pragma_storage_info('{table}') where segment_type = 'VARCHAR'").fetchall()}
+
+
 @pytest.fixture
 def home(tmp_path: Path) -> Home:
     return Home.from_env(tmp_path / "home").ensure()

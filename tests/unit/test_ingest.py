@@ -11,7 +11,7 @@ import pytest
 
 from memcurator import bench, ingest, night, store
 from memcurator.config import CurationConfig
-from tests.conftest import ev, write, write_jsonl
+from tests.conftest import ev, string_compressions, write, write_jsonl
 
 CFG = CurationConfig()
 GOOD = write("always pin dagster packages to one release", entry_id="pin-deps")
@@ -333,7 +333,6 @@ def test_no_string_of_a_nights_store_is_stored_in_fsst(home):
     with store.connect(home.store) as conn:
         night.ingest_and_derive(conn, home.landing, bench.START + timedelta(days=bench.DAYS + 1))
         tables = [t for (t,) in conn.execute("select schema_name || '.' || table_name from duckdb_tables()").fetchall()]
-        compressions = {t: {c for (c,) in conn.execute(f"select distinct compression from pragma_storage_info('{t}') "
-                                                       "where segment_type = 'VARCHAR'").fetchall()} for t in tables}
+        compressions = {t: string_compressions(conn, t) for t in tables}
     assert {"raw.events", "core.entries", "core.entry_lifecycle"} <= set(tables)
     assert {t for t, found in compressions.items() if "FSST" in found} == set()

@@ -7,6 +7,7 @@ import pytest
 
 from memcurator import store
 from memcurator.tables import ENTRIES
+from tests.conftest import string_compressions
 
 
 def test_memory_limit_defaults_to_2_5gb_and_follows_the_environment(monkeypatch):
@@ -168,11 +169,6 @@ def test_a_registered_frame_is_scanned_in_chunks_of_its_buffers():
             rows, rows * (rows - 1) // 2, rows - 1)
 
 
-def _compressions(conn, table: str) -> set[str]:
-    return {row[0] for row in conn.execute(
-        f"select distinct compression from pragma_storage_info('{table}') where segment_type = 'VARCHAR'").fetchall()}
-
-
 def test_a_writers_checkpoints_leave_fsst_untried(tmp_path):
     # unique strings sharing most of their bytes: what DuckDB stores in FSST by default
     rows = ("select 'entry-' || (i * 7919 % 1000003)::varchar || '-of-a-namespace-with-a-long-name' as s "
@@ -180,9 +176,9 @@ def test_a_writers_checkpoints_leave_fsst_untried(tmp_path):
     with duckdb.connect(str(tmp_path / "default.duckdb")) as conn:
         conn.execute(f"create table t as {rows}")
         conn.execute("checkpoint")
-        assert "FSST" in _compressions(conn, "t")
+        assert "FSST" in string_compressions(conn, "t")
     with store.connect(tmp_path / "s.duckdb") as conn:
         conn.execute(f"create table t as {rows}")
         conn.execute("checkpoint")
-        assert "FSST" not in _compressions(conn, "t")
-        assert _compressions(conn, "t")
+        assert "FSST" not in string_compressions(conn, "t")
+        assert string_compressions(conn, "t")
