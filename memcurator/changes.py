@@ -110,14 +110,13 @@ def record(conn: duckdb.DuckDBPyConnection, table: str, version: str, as_of: dat
     if last is UNREAD:
         ensure(conn)
         last = last_refresh(conn, table)
-    before = last
     conn.execute("delete from work.changes where table_name = ?", [table])
     if changed is not None:
         conn.execute(f"insert into work.changes select distinct $t, namespace, entry_id from ({changed}) "
                      "where entry_id is not null", {"t": table})
     conn.execute("delete from work.refreshes where table_name = ?", [table])
     conn.execute("insert into work.refreshes values (?, ?, ?, ?, ?, ?, ?)",
-                 [table, uuid.uuid4().hex, before.generation if before else None, changed is None, version,
+                 [table, uuid.uuid4().hex, last.generation if last else None, changed is None, version,
                   json.dumps(inputs, sort_keys=True), as_of])
 
 
