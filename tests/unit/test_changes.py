@@ -473,6 +473,30 @@ def test_a_refresh_rewrites_the_rows_derived_otherwise_and_records_the_changes_o
         assert _toy_changes(conn) == set()
 
 
+def test_each_refresh_starts_from_the_generation_the_last_one_recorded(tmp_path):
+    """The refreshes are read in one statement (None for a table never refreshed), and a refresh records the
+    generation it started from, read when it started: the chain its readers follow to derive only what changed."""
+    def refresh(conn, night: int) -> None:
+        changes.refresh_entries(conn, TOY, TOY_QUERY, {"as_of": datetime(2026, 1, night)}, "v1", [],
+                                scope="select namespace, entry_id from toy_scope", compare="namespace, entry_id, value")
+
+    with store.connect(tmp_path / "toy.duckdb") as conn:
+        conn.execute("create table toy_src (namespace varchar, entry_id varchar, value integer, note varchar)")
+        conn.execute("insert into toy_src values ('n', 'a', 1, null), ('n', 'b', 2, null)")
+        conn.execute("create table toy_scope as select 'n' as namespace, unnest(['a', 'b']) as entry_id")
+        refresh(conn, 1)
+        first = changes.last_refreshes(conn, ["work.toy", "work.never"])
+        assert first["work.never"] is None
+        assert first["work.toy"].derived_all and first["work.toy"].previous_generation is None
+        conn.execute("update toy_src set value = 3 where entry_id = 'b'")
+        refresh(conn, 2)
+        second = changes.last_refresh(conn, "work.toy")
+        assert not second.derived_all and second.previous_generation == first["work.toy"].generation
+        assert _toy_changes(conn) == {"b"}
+        refresh(conn, 3)
+        assert changes.last_refresh(conn, "work.toy").previous_generation == second.generation
+
+
 def _toy_changes(conn) -> set[str]:
     return {r[0] for r in conn.execute("select entry_id from work.changes where table_name = 'work.toy'").fetchall()}
 
