@@ -126,36 +126,28 @@ def recorder(conn: duckdb.DuckDBPyConnection, table: Table, version: str, as_of:
 
 
 def input_changes(conn: duckdb.DuckDBPyConnection, table: str, version: str, inputs: list[str],
-                  as_of: datetime) -> tuple[dict[str, str | None], Refresh | None]:
-    """The inputs' generations now, and the table's last refresh when the table can be refreshed from
-    it: same version, an earlier or the same night, and every input either unchanged since or refreshed
-    once since from the generation read (then its changes are in the temp table input_changes)."""
-    now, before, _ = _input_changes(conn, table, version, inputs, as_of)
-    return now, before
-
-
-def _input_changes(conn: duckdb.DuckDBPyConnection, table: str, version: str, inputs: list[str],
-                   as_of: datetime) -> tuple[dict[str, str | None], Refresh | None, Refresh | None]:
-    """input_changes, and the table's last refresh whether or not it can be refreshed from it (record's ``last``).
-    (One statement reads them all, and record is given the table's: read one by one, 95 reads of 0.3 ms in a
-    1 %-churn night at 1M entries.)"""
+                  as_of: datetime) -> tuple[dict[str, str | None], Refresh | None, Refresh | None]:
+    """The inputs' generations now; the table's last refresh when the table can be refreshed from it: same
+    version, an earlier or the same night, and every input either unchanged since or refreshed once since from
+    the generation read (then its changes are in the temp table input_changes); and the table's last refresh
+    either way (record's ``last``). (One statement reads the refreshes, and record is given the table's: read
+    one by one, 95 reads of 0.3 ms in a 1 %-churn night at 1M entries.)"""
     ensure(conn)
     refreshes = last_refreshes(conn, [*inputs, table])
     last = refreshes.pop(table)
     now = {t: r.generation if r else None for t, r in refreshes.items()}
     conn.execute("create or replace temp table input_changes (namespace varchar, entry_id varchar)")
-    before = last
-    if before is None or before.version != version or before.as_of > as_of or None in now.values():
+    if last is None or last.version != version or last.as_of > as_of or None in now.values():
         return now, None, last
-    moved = [t for t in inputs if now[t] != before.inputs.get(t)]
+    moved = [t for t in inputs if now[t] != last.inputs.get(t)]
     if any(refreshes[t].derived_all or refreshes[t].previous_generation is None
-           or refreshes[t].previous_generation != before.inputs.get(t) for t in moved):
+           or refreshes[t].previous_generation != last.inputs.get(t) for t in moved):
         return now, None, last
     if moved:
         # (list_contains: "in (select unnest($t))" was planned as a join, 9-12 ms a table at 1M, this 4-6 ms)
         conn.execute("insert into input_changes select distinct namespace, entry_id from work.changes "
                      "where list_contains($t, table_name)", {"t": moved})
-    return now, before, last
+    return now, last, last
 
 
 ENTRY_KEY = ("namespace", "entry_id")
@@ -202,7 +194,7 @@ def refresh_entries(conn: duckdb.DuckDBPyConnection, table: Table, query: str, p
     the end, where the next stages read them (store.rows_by_key)."""
     ensure_table(conn, table)
     used = lambda statement, extra={}: params_used(statement, {**params, **extra})  # noqa: E731,B006
-    now, before, last = _input_changes(conn, table.qualified, version, inputs, params["as_of"])
+    now, before, last = input_changes(conn, table.qualified, version, inputs, params["as_of"])
     # (entry_hash follows the key: the same whenever the key is; the row hash, the other columns)
     undated = ", ".join(c for c in table.column_names if c not in ("as_of", ENTRY_HASH.name, ROW_HASH))
     row_hash = next((c for c in table.columns if c.name == ROW_HASH), None)
@@ -367,7 +359,7 @@ def refresh_pairs(conn: duckdb.DuckDBPyConnection, table: Table, query: str, par
     out). ``prepare(all)`` runs before it: what the query reads, and entries it adds to stage_scope."""
     ensure_table(conn, table)
     used = lambda statement, extra={}: params_used(statement, {**params, **extra})  # noqa: E731,B006
-    now, before, last = _input_changes(conn, table.qualified, version, inputs, params["as_of"])
+    now, before, last = input_changes(conn, table.qualified, version, inputs, params["as_of"])
     cols = ", ".join(c for c in table.column_names if c != "as_of")
     conn.execute("create or replace temp table stage_scope (namespace varchar, entry_id varchar)")
     define_hash_macros(conn)

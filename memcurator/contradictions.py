@@ -221,7 +221,8 @@ def keep_candidate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> No
     for cache in (ENTRY_SUBJECTS, CONTRADICTION_CANDIDATES):
         ensure_cache(conn, cache)
     define_hash_macros(conn)
-    now, before = changes.input_changes(conn, table, version, ["core.entries", "core.near_duplicate_pairs"], as_of)
+    now, before, last = changes.input_changes(conn, table, version, ["core.entries", "core.near_duplicate_pairs"],
+                                               as_of)
     for temp in ("candidate_scope", "candidate_reads"):  # read by the query either way
         conn.execute(f"create or replace temp table {temp} (namespace varchar, entry_id varchar)")
     # the rows a kept night derives again, as they were (their verdicts may have gone stale)
@@ -231,10 +232,10 @@ def keep_candidate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime) -> No
             if before is None:
                 replace_table(conn, ENTRY_SUBJECTS, SUBJECTS, own_transaction=False)
                 replace_table(conn, CONTRADICTION_CANDIDATES, query, {**params, "all": True}, own_transaction=False)
-                changes.record(conn, table, version, as_of, now, None)
+                changes.record(conn, table, version, as_of, now, None, last)
             else:
                 _pair_changed(conn, query, params)
-                changes.record(conn, table, version, as_of, now, "select * from candidate_scope")
+                changes.record(conn, table, version, as_of, now, "select * from candidate_scope", last)
     finally:
         for temp in ("candidate_scope", "candidate_reads", "candidate_groups", "input_changes"):
             conn.execute(f"drop table if exists {temp}")

@@ -209,7 +209,7 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
     # the hashes of the entries whose writes core.memory_writes' last refresh changed, when the entries
     # were folded from the refresh before it (then the others' sets of writes are the same); of every
     # entry otherwise
-    writes_now, before = changes.input_changes(conn, ENTRIES.qualified, version, [MEMORY_WRITES.qualified], as_of)
+    writes_now, before, last = changes.input_changes(conn, ENTRIES.qualified, version, [MEMORY_WRITES.qualified], as_of)
     changed_writes = changes.OF_CHANGED_ENTRIES if before and stored and not stale else ""
     writes = (f"({entry_rows(MEMORY_WRITES.qualified, 'select * from input_changes', 'namespace, entry_id, event_id')})"
               if changed_writes else MEMORY_WRITES.qualified)
@@ -228,7 +228,7 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
             if stale or not stored:
                 _fold_all(conn, query, provenance)
                 replace_table(conn, ENTRY_SOURCES, sources, {"v": version}, own_transaction=False)
-                changes.record(conn, ENTRIES.qualified, version, as_of, writes_now, None)
+                changes.record(conn, ENTRIES.qualified, version, as_of, writes_now, None, last)
             else:
                 _refold_changed(conn, query, provenance)
                 # only the refolded entries' hashes change (rewriting all of them was 0.5 s a night at 1M), and
@@ -240,7 +240,8 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
                 conn.execute(f"delete from core.entry_sources where rowid in (select found from ({refolded}))")
                 conn.execute(f"insert into core.entry_sources select {ENTRY_SOURCES.select_list('q')} from ({sources}) q "
                              "semi join entry_refold as r using (namespace, entry_id)", {"v": version})
-                changes.record(conn, ENTRIES.qualified, version, as_of, writes_now, "select * from entry_refold")
+                changes.record(conn, ENTRIES.qualified, version, as_of, writes_now, "select * from entry_refold",
+                               last)
             create_successors_view(conn)
         # the stages after this one shingle and judge the entries folded: with enough of them, the compiled
         # loops load meanwhile, beside the stages that run in DuckDB

@@ -162,7 +162,7 @@ def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
     ensure_cache(conn, NEAR_DUPLICATE_INDEX)  # one stored with other columns (another version's) is rebuilt
     remove_spills(conn, SPILL)  # what a full night killed mid-pass left, whichever way this night goes
     knobs = params(cfg)
-    entries_now, before = changes.input_changes(conn, INDEX_NAME, knobs, ["core.entries"], as_of)
+    entries_now, before, last = changes.input_changes(conn, INDEX_NAME, knobs, ["core.entries"], as_of)
     try:
         found = None
         if conn.execute("select count(*) from core.near_duplicate_index").fetchone()[0]:
@@ -176,7 +176,7 @@ def near_duplicate_pairs(conn: duckdb.DuckDBPyConnection, as_of: datetime, cfg: 
         found = found or (_full(conn, cfg, knobs), "full")
         # the index holds the fingerprints of this generation of core.entries: the next night compares
         # only the entries core.entries changes after it
-        changes.record(conn, INDEX_NAME, knobs, as_of, entries_now, None)
+        changes.record(conn, INDEX_NAME, knobs, as_of, entries_now, None, last)
         return found
     finally:
         for temp in ("night_entries", "input_changes"):
