@@ -364,21 +364,30 @@ def comment_on(conn: duckdb.DuckDBPyConnection, qualified: str, comment: str) ->
 
 
 SCAN_CHUNK_ROWS = 122_880  # rows of a registered Arrow table's chunk at most (a DuckDB row group's)
+SCAN_CHUNKS = 8  # chunks a smaller table is spread over, of one DuckDB vector at least
+VECTOR_ROWS = 2048
 
 
-def scannable(table: pa.Table) -> pa.Table:
+def scannable(table: pa.Table, spread: bool = False) -> pa.Table:
     """``table`` in chunks of at most SCAN_CHUNK_ROWS rows (slices of its buffers, not a copy). DuckDB scans
     a registered Arrow table one chunk per thread, so a query over a table in one chunk (as a file's lines
     are built, or a frame polars has rechunked) ran on one thread: the validation of the bench's 1M writes
-    (sql/validate_events.sql) took 12.7 s on one thread and 6.7 s in chunks."""
-    return pa.Table.from_batches(table.to_batches(max_chunksize=SCAN_CHUNK_ROWS), schema=table.schema)
+    (sql/validate_events.sql) took 12.7 s on one thread and 6.7 s in chunks. ``spread`` cuts a smaller table
+    into SCAN_CHUNKS chunks of VECTOR_ROWS rows at least: the validation of a churn night's 9,928 writes took
+    0.15 s in one chunk, 0.08-0.10 s in five. (Spread, the frames the near-duplicate stage registers made its
+    churn night slower: 0.88-0.95 s -> 1.08-1.12 s.)"""
+    rows = SCAN_CHUNK_ROWS
+    if spread:
+        rows = min(rows, max(VECTOR_ROWS, -(-table.num_rows // SCAN_CHUNKS)))
+    return pa.Table.from_batches(table.to_batches(max_chunksize=rows), schema=table.schema)
 
 
 @contextmanager
-def registered(conn: duckdb.DuckDBPyConnection, **frames) -> Iterator[duckdb.DuckDBPyConnection]:
-    """Polars frames (or Arrow tables) readable by name in the block's queries, unregistered after it."""
+def registered(conn: duckdb.DuckDBPyConnection, spread: bool = False, **frames) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Polars frames (or Arrow tables) readable by name in the block's queries, unregistered after it
+    (``spread``: see scannable)."""
     for name, frame in frames.items():
-        conn.register(name, scannable(frame.to_arrow() if hasattr(frame, "to_arrow") else frame))
+        conn.register(name, scannable(frame.to_arrow() if hasattr(frame, "to_arrow") else frame, spread))
     try:
         yield conn
     finally:

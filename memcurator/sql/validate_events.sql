@@ -1,13 +1,14 @@
 -- Validate landed lines against the event format (docs/events.md).
--- Input: table `lines` (source_file, line_no, text). Output: one row per line, `problem` null when
--- the line is a valid event, else 'reason|detail'. Parameters: $max_text_chars, $earliest, $latest,
--- $id_pattern, and the credential patterns of memcurator/secrets.py ({redacted_data} is their nested
--- regexp_replace over the payload, data_json, so no credential reaches any table).
+-- Input: table `lines` (source_file, line_no, text, and seq: the line's rank among the lines of the files
+-- judged together). Output: one row per line, `problem` null when the line is a valid event, else
+-- 'reason|detail'. Parameters: $max_text_chars, $earliest, $latest, $id_pattern, and the credential
+-- patterns of memcurator/secrets.py ({redacted_data} is their nested regexp_replace over the payload,
+-- data_json, so no credential reaches any table).
 with doc as (
     -- the line as JSON, null where it is not JSON (checked with json_valid and then cast, it was parsed
     -- twice: with the payload read from the extraction below, the validation of the bench's 1M writes took
     -- 5.9-6.0 s instead of 6.6-7.7 s)
-    select source_file, line_no, text, try_cast(text as json) as j
+    select source_file, line_no, seq, text, try_cast(text as json) as j
     from lines
 ),
 
@@ -30,6 +31,7 @@ fields as (
     select
         source_file,
         line_no,
+        seq,
         text,
         is_json,
         j,
@@ -189,6 +191,7 @@ judged as (
 select
     source_file,
     line_no,
+    seq,
     text,
     problem,
     id as event_id,

@@ -260,6 +260,77 @@ def test_batching_does_not_change_the_result(tmp_path):
     assert snapshots[0] == snapshots[1]
 
 
+def _landing_of_several_files(home):
+    # lines of every kind across files: new, repeated in the file and in a later one, in conflict within a
+    # file and across files, invalid JSON, undecodable, and events of two days (two lake files for a file)
+    write_jsonl(home.landing / "2026-11/a.jsonl", [write("one", id="e1"), write("two", id="e2"), "bad",
+                                                    write("one", id="e1"), write("other", id="e2")])
+    write_jsonl(home.landing / "2026-11/b.jsonl.gz", [write("two", id="e2"), write("changed", id="e1"),
+                                                       b"\xff\xfe", write("three", id="e3")], gz=True)
+    write_jsonl(home.landing / "2026-11/c.jsonl", [write("four", id="e4", ts="2026-11-05T01:00:00Z"),
+                                                    write("three", id="e3"), write("five", id="e5")])
+    write_jsonl(home.landing / "2026-12/d.jsonl", ["", "   "])  # blank lines only: nothing to judge
+
+
+def _raw_tables(conn, home) -> dict:
+    lake = conn.execute(f"select * exclude (date) from read_parquet('{home.lake}/events/*/*.parquet', "
+                        "hive_partitioning = true) order by all").fetchall()
+    return {"events": conn.execute("select * from raw.events order by all").fetchall(),
+            "quarantine": conn.execute("select * from raw.quarantine order by all").fetchall(),
+            "landed": conn.execute("select * from raw.landed_files order by all").fetchall(),
+            "lake": lake, "lake_files": sorted(p.relative_to(home.lake).as_posix() for p in home.lake.rglob("*.parquet"))}
+
+
+def test_files_judged_together_give_the_tables_of_files_judged_one_by_one(tmp_path, monkeypatch):
+    from memcurator.home import Home
+
+    got, judged, ingest_files = {}, [], ingest.ingest_files
+
+    def judging(conn, batch, *args):
+        judged.append(len(batch))
+        return ingest_files(conn, batch, *args)
+
+    monkeypatch.setattr(ingest, "ingest_files", judging)
+    for judging_as, budget in (("together", ingest.BATCH_BYTES), ("alone", 0)):  # in one batch, each alone
+        monkeypatch.setattr(ingest, "BATCH_BYTES", budget)
+        home = Home.from_env(tmp_path / judging_as).ensure()
+        _landing_of_several_files(home)
+        judged.clear()
+        with store.connect(home.store) as conn:
+            progress = []
+            report = ingest.ingest_landing(conn, home.landing, home.lake, CFG, progress=progress.append)
+            got[judging_as] = _raw_tables(conn, home)
+        assert progress == ["a.jsonl", "b.jsonl.gz", "c.jsonl", "d.jsonl"]
+        assert [f.source_file for f in report.files] == ["2026-11/a.jsonl", "2026-11/b.jsonl.gz", "2026-11/c.jsonl",
+                                                         "2026-12/d.jsonl"]
+        assert judged == ([4] if budget else [1, 1, 1, 1])
+    assert got["together"] == got["alone"]
+    tables = got["alone"]
+    # each file's own counts, every line accounted for
+    assert [row[0:1] + row[3:] for row in tables["landed"]] == [
+        ("2026-11/a.jsonl", 5, 2, 1, 2), ("2026-11/b.jsonl.gz", 4, 1, 1, 2), ("2026-11/c.jsonl", 3, 2, 1, 0),
+        ("2026-12/d.jsonl", 0, 0, 0, 0)]
+    assert [(e[0], e[-2], e[-1]) for e in sorted(tables["events"])] == [
+        ("e1", "2026-11/a.jsonl", 1), ("e2", "2026-11/a.jsonl", 2), ("e3", "2026-11/b.jsonl.gz", 4),
+        ("e4", "2026-11/c.jsonl", 1), ("e5", "2026-11/c.jsonl", 3)]
+    assert sorted((q[0], q[1], q[2]) for q in tables["quarantine"]) == [
+        ("2026-11/a.jsonl", 3, "invalid_json"), ("2026-11/a.jsonl", 5, "duplicate_id_conflict"),
+        ("2026-11/b.jsonl.gz", 2, "duplicate_id_conflict"), ("2026-11/b.jsonl.gz", 3, "invalid_utf8")]
+    assert len(tables["lake"]) == 5 and len(tables["lake_files"]) == 4  # c's events of two days: two files
+
+
+def test_a_batch_that_fails_stores_none_of_its_files(conn, home, monkeypatch):
+    _landing_of_several_files(home)
+    monkeypatch.setattr(ingest, "_record_landed", lambda *a: (_ for _ in ()).throw(OSError("disk full")))
+    with pytest.raises(OSError, match="disk full"):
+        run_ingest(conn, home)
+    for table in ("raw.events", "raw.quarantine", "raw.landed_files"):
+        assert conn.execute(f"select count(*) from {table}").fetchone()[0] == 0
+    monkeypatch.undo()
+    assert [f.source_file for f in run_ingest(conn, home).files][:1] == ["2026-11/a.jsonl"]  # all again
+    assert conn.execute("select count(*) from raw.events").fetchone()[0] == 5
+
+
 def test_lake_holds_exactly_the_valid_events(conn, home):
     write_jsonl(home.landing / "a.jsonl", [GOOD, write("later", ts="2026-11-05T01:00:00Z"), "bad"])
     run_ingest(conn, home)

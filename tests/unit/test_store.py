@@ -169,6 +169,21 @@ def test_a_registered_frame_is_scanned_in_chunks_of_its_buffers():
             rows, rows * (rows - 1) // 2, rows - 1)
 
 
+def test_a_small_table_spread_is_cut_into_chunks_of_a_vector_at_least():
+    import pyarrow as pa
+
+    def chunks(rows):
+        table = pa.table({"n": pa.array(range(rows), pa.int64())})
+        spread = store.scannable(table, spread=True)
+        assert spread.equals(table)
+        return [len(c) for c in spread.column("n").chunks]
+
+    assert chunks(24_001) == [3001] * 7 + [2994]  # SCAN_CHUNKS chunks
+    assert chunks(5000) == [store.VECTOR_ROWS, store.VECTOR_ROWS, 904]
+    assert chunks(store.SCAN_CHUNKS * store.SCAN_CHUNK_ROWS + 5) == [store.SCAN_CHUNK_ROWS] * store.SCAN_CHUNKS + [5]
+    assert chunks(0) == []
+
+
 def test_a_writers_checkpoints_leave_fsst_untried(tmp_path):
     # unique strings sharing most of their bytes: what DuckDB stores in FSST by default
     rows = ("select 'entry-' || (i * 7919 % 1000003)::varchar || '-of-a-namespace-with-a-long-name' as s "
