@@ -45,7 +45,7 @@ def write_jsonl(path: Path, lines: list, gz: bool = False) -> Path:
     body = b"\n".join(
         orjson.dumps(x) if isinstance(x, dict) else (x.encode() if isinstance(x, str) else x) for x in lines
     ) + b"\n"
-    path.write_bytes(gzip.compress(body) if gz else body)
+    path.write_bytes(gzip.compress(body, mtime=0) if gz else body)  # the same bytes whenever written
     return path
 
 

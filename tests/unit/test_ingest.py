@@ -341,6 +341,26 @@ def test_lake_holds_exactly_the_valid_events(conn, home):
     assert sorted(p.parent.name for p in home.lake.rglob("*.parquet")) == ["date=2026-11-02", "date=2026-11-05"]
 
 
+def test_the_lake_is_the_same_however_few_events_are_read_at_a_time(tmp_path, monkeypatch):
+    # the events are read in pieces, and a file's day may start, go on or end at a piece's edge
+    from memcurator.home import Home
+
+    got = []
+    for rows in (ingest.LAKE_READ_ROWS, 2, 1):
+        monkeypatch.setattr(ingest, "LAKE_READ_ROWS", rows)
+        home = Home.from_env(tmp_path / f"r{rows}").ensure()
+        _landing_of_several_files(home)
+        with store.connect(home.store) as conn:
+            run_ingest(conn, home)
+            tables = _raw_tables(conn, home)
+            ids = conn.execute(f"select filename, list(event_id) from read_parquet('{home.lake}/events/*/*.parquet', "
+                               "filename = true) group by filename").fetchall()
+        assert all(listed == sorted(listed) for _, listed in ids)  # each file's events in event_id order
+        assert not list(home.lake.rglob("*.tmp"))
+        got.append((tables["lake"], tables["lake_files"]))
+    assert got[0] == got[1] == got[2] and len(got[0][0]) == 5
+
+
 def test_conservation_every_line_accounted_for(conn, home):
     write_jsonl(home.landing / "a.jsonl", [GOOD, GOOD, "bad", write("ok")])
     run_ingest(conn, home)
