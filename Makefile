@@ -95,8 +95,8 @@ crash: setup
 ## Benchmarks (not timed tests): 10k and 100k entries with eight churn nights one after the other (the
 ## target is read on the first; the report gives each), medians of BENCH_REPEAT runs,
 ## recall latency on a 50k-entry namespace; BENCH_SIZES="10000 100000 1000000" adds the million.
-## Each run's file is kept in docs/bench/ (a size measured again replaces its file); docs/performance.md
-## is written from all of them.
+## Each run's file is kept in docs/bench/ (a size measured again replaces its file); then the ingest of the
+## same events landed in a few files and in many small ones; docs/performance.md is written from all of them.
 BENCH_SIZES ?= 10000 100000
 BENCH_REPEAT ?= 3
 bench: setup
@@ -105,10 +105,11 @@ bench: setup
 			$$( [ $$n = 100000 ] && echo --recall-entries 50000 ) $$( [ $$n = 1000000 ] && echo --job-night ) \
 			--out docs/bench/bench-$$n.json || exit 1; \
 	done
-	$(BIN)/memcurator bench-report docs/bench/bench-*.json
+	$(BIN)/memcurator bench-ingest --out docs/bench/ingest-files.json
+	$(BIN)/memcurator bench-report docs/bench/bench-*.json --ingest docs/bench/ingest-files.json
 
 ## The documented 10M run (not in CI; about an hour and 20 GB of scratch space): one run, then the report
 ## again from every size measured so far (the targets stay read at 1M entries).
 bench-10m: setup
 	$(BIN)/memcurator bench --entries 10000000 --namespaces 100000 --churn 0.01 --out docs/bench/bench-10000000.json
-	$(BIN)/memcurator bench-report docs/bench/bench-*.json
+	$(BIN)/memcurator bench-report docs/bench/bench-*.json $$( [ -f docs/bench/ingest-files.json ] && echo --ingest docs/bench/ingest-files.json )

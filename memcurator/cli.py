@@ -727,8 +727,30 @@ def bench_command(entries: int = typer.Option(100_000, min=1, help="Entries (mem
         console.print(f"wrote {out}")
 
 
+@app.command("bench-ingest")
+def bench_ingest_command(entries: int = typer.Option(10_000, min=1, help="Entries (memory writes) in the generated fleet; "
+                                                                       "their recalls and checks land with them."),
+                         part_events: int = typer.Option(20, min=1, help="Events per file in the layout of small files."),
+                         repeat: int = typer.Option(3, min=1, help="Runs of each layout; the report gives their medians."),
+                         workdir: Path = typer.Option(Path("reports/bench-ingest"), help="Scratch folder (emptied)."),
+                         out: Optional[Path] = typer.Option(None, "--out", help="Write the result as JSON here.")) -> None:
+    """Time the ingest of the same events landed in a few files and in many small ones (with the lake)."""
+    import orjson
+
+    from memcurator.bench import ingest_by_files
+
+    shutil.rmtree(workdir, ignore_errors=True)
+    result = ingest_by_files(workdir, entries, part_events, repeat, progress=console.print)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))
+        console.print(f"wrote {out}")
+
+
 @app.command("bench-report")
 def bench_report_command(results: list[Path] = typer.Argument(..., exists=True, dir_okay=False),
+                         ingest: Optional[Path] = typer.Option(None, "--ingest", exists=True, dir_okay=False,
+                                                              help="`memcurator bench-ingest --out` JSON to report too."),
                          out: Path = typer.Option(Path("docs/performance.md"), "--out")) -> None:
     """docs/performance.md (and its scaling plot) from `memcurator bench --out` JSON files."""
     import orjson
@@ -744,7 +766,12 @@ def bench_report_command(results: list[Path] = typer.Argument(..., exists=True, 
                 + (" --job-night" if "job_night" in r.get("churn", {}) else "")
                 + (" --profile" if "profile" in r.get("churn", {}) else "") + f" --out {p}"
                 for r, p in zip(loaded, results)]
-    write_report(loaded, commands + [f"memcurator bench-report {' '.join(map(str, results))}"], out)
+    ingested = orjson.loads(ingest.read_bytes()) if ingest else None
+    if ingested:
+        commands.append(f"memcurator bench-ingest --entries {ingested['entries']} --part-events {ingested['part_events']} "
+                        f"--repeat {ingested['repeats']} --out {ingest}")
+    write_report(loaded, commands + [f"memcurator bench-report {' '.join(map(str, results))}"
+                                     + (f" --ingest {ingest}" if ingest else "")], out, ingested)
     console.print(f"wrote {out}")
 
 

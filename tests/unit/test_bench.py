@@ -304,6 +304,31 @@ def test_a_large_fleet_lands_as_several_files_that_ingest_as_one(tmp_path):
         fleet.checks.filter(fleet.checks["status"] == "fail").height]
 
 
+def test_the_ingest_bench_lands_the_same_events_in_few_files_and_in_many(tmp_path):
+    out = tmp_path / "ingest-files.json"
+    args = ["bench-ingest", "--entries", "300", "--part-events", "40", "--repeat", "1",
+            "--workdir", str(tmp_path / "work"), "--out", str(out)]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    result = orjson.loads(out.read_bytes())
+    by_kind, small = result["layouts"]["by_kind"], result["layouts"]["small_files"]
+    fleet = bench.generate(300, 3, 60, 1)
+    events = fleet.frame.height + fleet.recalls.height + fleet.checks.height
+    assert by_kind["events"] == small["events"] == events  # every event of either layout ingested
+    assert by_kind["files"] == 7 and small["files"] >= events // 40 and small["lake_files"] >= small["files"]
+    assert result["ms_per_file"] == round(1000 * (small["wall_s"] - by_kind["wall_s"]) / (small["files"] - 7), 2)
+    assert not (tmp_path / "work").exists()
+    bench_run = tmp_path / "bench-10.json"
+    sized = _run(10.0, 30.0, 0.1, 100.0)
+    sized["stages"] = [{"name": "core.entries", "wall_s": 10.0, "cpu_s": 10.0, "rss_mb": 100, "entries_per_s": 1.0}]
+    bench_run.write_bytes(orjson.dumps(sized))
+    report = tmp_path / "performance.md"
+    invoked = CliRunner().invoke(app, ["bench-report", str(bench_run), "--ingest", str(out), "--out", str(report)])
+    assert invoked.exit_code == 0, invoked.output
+    text = report.read_text()
+    assert f"Landed in files of 40 events, as a fleet whose runs each land a transcript, {small['files']:,} files" in text
+    assert f"memcurator bench-ingest --entries 300 --part-events 40 --repeat 1 --out {out}" in text
+
+
 def test_the_fleet_corrects_some_of_what_it_wrote_as_the_demo_does(tmp_path):
     import polars as pl
 
