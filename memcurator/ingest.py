@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import itertools
 import os
 import zlib
 from collections import Counter
@@ -361,7 +362,7 @@ def _record_landed(conn: duckdb.DuckDBPyConnection, paths: list[Path], shas: lis
 class Landed:
     """A landed file read into lines (read_lines), waiting for its batch."""
     path: Path
-    lines: pa.Table
+    lines: pa.Table | None  # None once its batch holds them
     rejected: list[dict]
     report: FileReport
 
@@ -430,32 +431,27 @@ def _write_lake(conn: duckdb.DuckDBPyConnection, lake: Path, shas: dict[str, str
     reader = conn.execute(
         f"SELECT {EVENTS.select_list()}, strftime(ts, '%Y-%m-%d') AS day FROM new_events "
         "ORDER BY source_file, day, event_id").fetch_record_batch(LAKE_READ_ROWS)
-    writer, key, tmp, final = None, None, None, None
-    try:
-        for batch in reader:
-            keys = pc.binary_join_element_wise(batch.column("source_file"), batch.column("day"), "/").to_numpy(
-                zero_copy_only=False)
-            starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-            for start, end in zip(starts.tolist(), starts[1:].tolist() + [len(keys)]):
-                if keys[start] != key:
-                    if writer is not None:
-                        writer.close()
-                        os.replace(tmp, final)
-                    key = keys[start]
-                    source, day = batch.column("source_file")[start].as_py(), batch.column("day")[start].as_py()
-                    folder = lake / "events" / f"date={day}"
-                    folder.mkdir(parents=True, exist_ok=True)
-                    final = folder / f"{shas[source][:16]}.parquet"
-                    tmp = folder / f".{shas[source][:16]}.parquet.tmp"
-                    writer = pq.ParquetWriter(tmp, batch.schema.remove(batch.schema.get_field_index("day")))
-                writer.write_batch(batch.slice(start, end - start).drop_columns(["day"]))
-        if writer is not None:
-            writer.close()
-            os.replace(tmp, final)
-            writer = None
-    finally:
-        if writer is not None:
-            writer.close()
+    for (source, day), runs in itertools.groupby(_runs_by_file_and_day(reader), key=lambda run: run[:2]):
+        folder = lake / "events" / f"date={day}"
+        folder.mkdir(parents=True, exist_ok=True)
+        final = folder / f"{shas[source][:16]}.parquet"
+        tmp = folder / f".{shas[source][:16]}.parquet.tmp"
+        with pq.ParquetWriter(tmp, reader.schema.remove(reader.schema.get_field_index("day"))) as writer:
+            for *_, rows in runs:
+                writer.write_batch(rows.drop_columns(["day"]))
+        os.replace(tmp, final)
+
+
+def _runs_by_file_and_day(reader: pa.RecordBatchReader) -> Iterator[tuple[str, str, pa.RecordBatch]]:
+    """The rows read, ordered by file and day, as runs of one file's day: (source, day, rows); a file's day
+    may run over from one batch read into the next."""
+    for batch in reader:
+        keys = pc.binary_join_element_wise(batch.column("source_file"), batch.column("day"), "/").to_numpy(
+            zero_copy_only=False)
+        starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))).tolist()
+        for start, end in zip(starts, starts[1:] + [len(keys)]):
+            yield (batch.column("source_file")[start].as_py(), batch.column("day")[start].as_py(),
+                   batch.slice(start, end - start))
 
 
 def _ingested(conn: duckdb.DuckDBPyConnection, batch: list[Landed], lake: Path | None, cfg: CurationConfig,
