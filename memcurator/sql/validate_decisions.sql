@@ -1,7 +1,8 @@
 -- Validate curator decision lines (docs/events.md, "Curator decisions").
--- Input: table `lines`. Output: one row per line, `problem` null when valid. Parameter: $id_pattern.
+-- Input: table `lines` (as sql/validate_events.sql's). Output: one row per line, `problem` null when valid.
+-- Parameter: $id_pattern.
 with doc as (
-    select source_file, line_no, text, json_valid(text) as is_json,
+    select source_file, line_no, seq, text, json_valid(text) as is_json,
         case when json_valid(text) then text::json end as j
     from lines
 ),
@@ -29,7 +30,7 @@ fields as (
 select
     decision_id,
     (ts_tz at time zone 'UTC') as ts,
-    namespace, action, target_kind, target_id, reason, curator, data, source_file, line_no, text,
+    namespace, action, target_kind, target_id, reason, curator, data, source_file, line_no, seq, text,
     case
         when not is_json then 'invalid_json|line is not valid JSON'
         when root_t <> 'OBJECT' then 'not_an_object|top level must be a JSON object'

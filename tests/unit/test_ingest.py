@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gzip
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 import duckdb
 import orjson
@@ -393,6 +393,43 @@ def test_decisions_are_their_own_input(conn, home):
     assert (report.valid_events, report.quarantined_lines) == (1, 1)
     assert conn.execute("select count(*) from raw.events").fetchone()[0] == 0
     assert conn.execute("select reason, detail from raw.quarantine").fetchone() == ("missing_field", "reason")
+
+
+def test_decision_files_judged_together_give_the_tables_of_files_judged_one_by_one(tmp_path, monkeypatch):
+    # a decision is a file of its own (decisions.record): a curator's day is many files, judged in batches
+    from memcurator import decisions
+    from memcurator.home import Home
+
+    def decide(i, **kw):
+        return {"id": f"d{i}", "ts": "2026-11-02T10:00:00Z", "namespace": "ns-a", "target_kind": "cluster",
+                "action": "approve", "target_id": f"c{i}", "reason": "same lesson", "curator": "kim"} | kw
+
+    got = {}
+    for judging_as, budget in (("together", ingest.BATCH_BYTES), ("alone", 0)):
+        monkeypatch.setattr(ingest, "BATCH_BYTES", budget)
+        home = Home.from_env(tmp_path / judging_as).ensure()
+        for i in range(3):
+            decisions.record(home.decisions, "ns-a", "cluster", f"c{i}", "approve", "same lesson", "kim",
+                             now=datetime(2026, 11, 2, 10, i, tzinfo=timezone.utc))
+        # a decision landed twice in a file, again in a later file, and one without its reason
+        write_jsonl(home.decisions / "2026-11-03" / "a.jsonl", [decide(7), decide(7), decide(8, reason=" ")])
+        write_jsonl(home.decisions / "2026-11-03" / "b.jsonl", [decide(7), b"\xff", decide(9)])
+        with store.connect(home.store) as conn:
+            report = ingest.ingest_decisions(conn, home.decisions, CFG)
+            got[judging_as] = (
+                conn.execute("select * from raw.curator_decisions order by all").fetchall(),
+                conn.execute("select * from raw.quarantine order by all").fetchall(),
+                conn.execute("select * exclude (sha256) from raw.landed_files order by all").fetchall())
+        assert len(report.files) == 5
+    assert got["together"] == got["alone"]
+    stored, quarantined, landed = got["alone"]
+    assert len(stored) == 5 and {row[0] for row in stored if not row[0].startswith("d_")} == {"d7", "d9"}
+    assert [(q[0], q[1], q[2]) for q in quarantined] == [
+        ("decisions/2026-11-03/a.jsonl", 3, "missing_field"), ("decisions/2026-11-03/b.jsonl", 2, "invalid_utf8")]
+    # every line accounted for: lines = new + duplicates + quarantined, file by file
+    assert [(row[0].split("/")[-1], *row[2:]) for row in landed if "/2026-11-03/" in row[0]] == [
+        ("a.jsonl", 3, 1, 1, 1), ("b.jsonl", 3, 1, 1, 1)]
+    assert all(row[2] == row[3] + row[4] + row[5] for row in landed)
 
 
 def test_a_line_of_control_characters_is_quarantined_not_skipped(conn, home):
