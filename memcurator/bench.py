@@ -765,8 +765,10 @@ def ingest_by_files(workdir: Path, entries: int = 10_000, part_events: int = SMA
         progress(f"ingest of {events:,} events in {len(files):,} files, with the lake ({lake_files:,} Parquet files): "
                  f"{result['layouts'][layout]['wall_s']:.2f} s (runs: {', '.join(f'{w:.2f}' for w in walls)})")
     by_kind, small = result["layouts"]["by_kind"], result["layouts"]["small_files"]
-    result["ms_per_file"] = round(1000 * (small["wall_s"] - by_kind["wall_s"]) / (small["files"] - by_kind["files"]), 2)
-    progress(f"a landed file costs {result['ms_per_file']} ms beside its events")
+    more = small["files"] - by_kind["files"]  # none when part_events is no smaller than a kind's events
+    result["ms_per_file"] = round(1000 * (small["wall_s"] - by_kind["wall_s"]) / more, 2) if more else None
+    if more:
+        progress(f"a landed file costs {result['ms_per_file']} ms beside its events")
     shutil.rmtree(workdir, ignore_errors=True)
     return result
 
@@ -1167,7 +1169,8 @@ def ingest_markdown(result: dict) -> list[str]:
             f"{by_kind['files']:,} files: {by_kind['wall_s']:.2f} s ({by_kind['lake_files']:,} Parquet files in the "
             f"lake). Landed in files of {result['part_events']} events, as a fleet whose runs each land a transcript, "
             f"{small['files']:,} files: {small['wall_s']:.2f} s ({small['lake_files']:,} Parquet files, one for each "
-            f"file and day). A landed file costs {result['ms_per_file']} ms beside its events."]
+            f"file and day)." + (f" A landed file costs {result['ms_per_file']} ms beside its events."
+                                 if result["ms_per_file"] is not None else "")]
 
 
 def write_report(results: list[dict], commands: list[str], path: Path, ingested: dict | None = None) -> None:

@@ -302,8 +302,8 @@ def _judge(conn: duckdb.DuckDBPyConnection, lines: pa.Table, query: str, params:
 
 @contextmanager
 def _working_tables(conn: duckdb.DuckDBPyConnection):
-    """A file's working tables are dropped after it, however it ends: they are in memory until dropped
-    (kept, they held the next file's memory and the derivation's after the ingest: a nightly run's one
+    """A batch's working tables are dropped after it, however it ends: they are in memory until dropped
+    (kept, they held the next batch's memory and the derivation's after the ingest: a nightly run's one
     process; 0.7 GB after 333k recalls)."""
     try:
         yield
@@ -330,12 +330,12 @@ def _file_transaction(conn: duckdb.DuckDBPyConnection, rejected: list[dict]):
         conn.unregister("pre_rejected")
 
 
-def _quarantine(conn: duckdb.DuckDBPyConnection, judged: str, bad: str, cfg: CurationConfig) -> int:
+def _quarantine(conn: duckdb.DuckDBPyConnection, judged: str, bad: str, cfg: CurationConfig) -> None:
     """Pre-parse rejects plus the judged lines matching ``bad`` go to raw.quarantine (credentials
-    redacted from the kept text); returns the count."""
+    redacted from the kept text)."""
     pre_text, pre_params = redact_sql("raw_text")
     line_text, _ = redact_sql("left(text, $n)")
-    return conn.execute(
+    conn.execute(
         f"""INSERT INTO raw.quarantine
         SELECT source_file, line_no, reason, detail, raw_bytes, {pre_text} FROM pre_rejected
         UNION ALL
@@ -344,7 +344,16 @@ def _quarantine(conn: duckdb.DuckDBPyConnection, judged: str, bad: str, cfg: Cur
                octet_length(encode(text)), {line_text}
         FROM {judged} WHERE {bad}""",
         {"n": cfg.quarantine_raw_chars, **pre_params},
-    ).fetchone()[0]
+    )
+
+
+def _count(reports: list[FileReport], counts: dict[str, tuple[int, int, int]], rejected: list[dict]) -> None:
+    """Each file's report from ``counts`` (its judged lines by source: new, duplicate, quarantined) and the
+    lines ``rejected`` before parsing (quarantined too)."""
+    rejected_before = Counter(row["source_file"] for row in rejected)
+    for report in reports:
+        report.valid_events, report.duplicate_events, quarantined = counts.get(report.source_file, (0, 0, 0))
+        report.quarantined_lines = quarantined + rejected_before[report.source_file]
 
 
 def _record_landed(conn: duckdb.DuckDBPyConnection, paths: list[Path], shas: list[str],
@@ -404,11 +413,7 @@ def ingest_files(conn: duckdb.DuckDBPyConnection, batch: list[Landed], lake: Pat
                    from judged as j left join judged_dedup as d using (seq) group by j.source_file""").fetchall()}
             conn.execute(f"INSERT INTO raw.events SELECT {EVENTS.select_list()} FROM new_events")
             _quarantine(conn, "quarantined_lines", "problem is not null", cfg)
-            rejected_before = Counter(r["source_file"] for r in rejected)  # lines rejected before parsing
-            for report in reports:
-                valid, duplicates, quarantined = counts.get(report.source_file, (0, 0, 0))
-                report.valid_events, report.duplicate_events = valid, duplicates
-                report.quarantined_lines = quarantined + rejected_before[report.source_file]
+            _count(reports, counts, rejected)
             if lake is not None and any(report.valid_events for report in reports):
                 _write_lake(conn, lake, {report.source_file: sha for report, sha in zip(reports, shas)})
             _record_landed(conn, [landed.path for landed in batch], shas, reports)
@@ -527,15 +532,11 @@ def decision_files(conn: duckdb.DuckDBPyConnection, batch: list[Landed], cfg: Cu
             conn.execute(f"""INSERT INTO raw.curator_decisions
                 SELECT {CURATOR_DECISIONS.select_list("j")} FROM judged j inner join judged_dedup d using (seq)
                 WHERE d.new""")
-            counts = {source: (new, duplicates) for source, new, duplicates in conn.execute(
-                "select source_file, count(*) filter (where new), count(*) filter (where not new) "
-                "from judged_dedup group by source_file").fetchall()}
+            counts = {source: counted for source, *counted in conn.execute(
+                """select j.source_file, count(*) filter (where d.new), count(*) filter (where not d.new),
+                          count(*) filter (where j.problem is not null)
+                   from judged as j left join judged_dedup as d using (seq) group by j.source_file""").fetchall()}
             _quarantine(conn, "judged", "problem IS NOT NULL", cfg)
-            quarantined = dict(conn.execute("select source_file, count(*) from judged where problem is not null "
-                                            "group by source_file").fetchall())
-            rejected_before = Counter(r["source_file"] for r in rejected)
-            for report in reports:
-                report.valid_events, report.duplicate_events = counts.get(report.source_file, (0, 0))
-                report.quarantined_lines = quarantined.get(report.source_file, 0) + rejected_before[report.source_file]
+            _count(reports, counts, rejected)
             _record_landed(conn, [landed.path for landed in batch], shas, reports)
     return reports
