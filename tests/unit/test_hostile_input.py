@@ -42,18 +42,24 @@ event_like = st.fixed_dictionaries(
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.one_of(event_like, st.binary(max_size=60)), min_size=1, max_size=25))
-@example(items=[b"\x1f\x8b", {}])  # a plain file starting with gzip's two bytes (read whole as gzip once)
-def test_any_input_is_either_an_event_or_quarantined_never_a_crash(tmp_path_factory, items):
+@given(st.lists(st.one_of(event_like, st.binary(max_size=60)), min_size=1, max_size=25), st.integers(1, 4))
+@example(items=[b"\x1f\x8b", {}], files=1)  # a plain file starting with gzip's two bytes (read whole as gzip once)
+def test_any_input_is_either_an_event_or_quarantined_never_a_crash(tmp_path_factory, items, files):
     from memcurator.home import Home
 
     home = Home.from_env(tmp_path_factory.mktemp("h")).ensure()
     # the stdlib writes any JSON a writer might (integers beyond 64 bits included)
     lines = [json.dumps(x).encode() if isinstance(x, dict) else x.replace(b"\n", b" ") for x in items]
-    write_jsonl(home.landing / "f.jsonl", lines)
+    # the lines landed in one file or split over several, judged together in one batch
+    parts = [lines[k::files] for k in range(files)]
+    for k, part in enumerate(parts):
+        write_jsonl(home.landing / f"f{k}.jsonl", part)
     with store.connect(home.store) as conn:
         report = ingest.ingest_landing(conn, home.landing, None, CurationConfig())
-        nonblank = sum(1 for x in lines if x.strip())
-        assert report.valid_events + report.duplicate_events + report.quarantined_lines == nonblank
+        # every line accounted for, file by file
+        assert [f.valid_events + f.duplicate_events + f.quarantined_lines for f in report.files] == [
+            sum(1 for x in part if x.strip()) for part in parts]
+        assert conn.execute("select sum(lines - valid_events - duplicate_events - quarantined_lines) "
+                            "from raw.landed_files").fetchone()[0] == 0
         reasons = [r[0] for r in conn.execute("select reason from raw.quarantine").fetchall()]
         assert all(reasons)
