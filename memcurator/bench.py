@@ -758,7 +758,7 @@ def ingest_by_files(workdir: Path, entries: int = 10_000, part_events: int = SMA
             walls.append(timed["stages"][0]["wall_s"])
             with store.connect(home / "store.duckdb", read_only=True) as conn:
                 events = conn.execute("select count(*) from raw.events").fetchone()[0]
-            lake_files = len(list((home / "lake").rglob("*.parquet")))  # one for each landed file and day
+            lake_files = len(list((home / "lake").rglob("*.parquet")))  # one for each day of events
             shutil.rmtree(home)
         result["layouts"][layout] = {"files": len(files), "events": events, "lake_files": lake_files,
                                      "wall_s": round(statistics.median(walls), 3), "runs": walls}
@@ -1168,9 +1168,9 @@ def ingest_markdown(result: dict) -> list[str]:
             "the lake the nightly job writes. Landed as the bench lands them, "
             f"{by_kind['files']:,} files: {by_kind['wall_s']:.2f} s ({by_kind['lake_files']:,} Parquet files in the "
             f"lake). Landed in files of {result['part_events']} events, as a fleet whose runs each land a transcript, "
-            f"{small['files']:,} files: {small['wall_s']:.2f} s ({small['lake_files']:,} Parquet files, one for each "
-            f"file and day)." + (f" A landed file costs {result['ms_per_file']} ms beside its events."
-                                 if result["ms_per_file"] is not None else "")]
+            f"{small['files']:,} files: {small['wall_s']:.2f} s ({small['lake_files']:,} Parquet files in the lake)."
+            + (f" A landed file costs {result['ms_per_file']} ms beside its events."
+               if result["ms_per_file"] is not None else "")]
 
 
 def write_report(results: list[dict], commands: list[str], path: Path, ingested: dict | None = None) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 # every force declares its tables on import; the catalogue lists them all
-from memcurator import audit, changes, clustering, compaction, contradictions, entries, health_history, lifecycle, nearindex, ranking  # noqa: F401,E501
+from memcurator import audit, changes, clustering, compaction, contradictions, entries, health_history, ingest, lifecycle, nearindex, ranking  # noqa: F401,E501
 from memcurator.tables import TABLES
 
 

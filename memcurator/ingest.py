@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import itertools
 import os
 import zlib
 from collections import Counter
@@ -33,7 +32,7 @@ from memcurator import sql
 from memcurator.secrets import redact_sql
 from memcurator.config import CurationConfig
 from memcurator.store import ensure_table, path_literal, registered
-from memcurator.tables import CURATOR_DECISIONS, EVENTS, LANDED_FILES, QUARANTINE
+from memcurator.tables import CURATOR_DECISIONS, EVENTS, LANDED_FILES, QUARANTINE, C, Table, register
 
 ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}"
 # A line is blank (skipped, not quarantined) only when it holds nothing but ASCII whitespace: str.strip()
@@ -414,8 +413,9 @@ def ingest_files(conn: duckdb.DuckDBPyConnection, batch: list[Landed], lake: Pat
             conn.execute(f"INSERT INTO raw.events SELECT {EVENTS.select_list()} FROM new_events")
             _quarantine(conn, "quarantined_lines", "problem is not null", cfg)
             _count(reports, counts, rejected)
-            if lake is not None and any(report.valid_events for report in reports):
-                _write_lake(conn, lake, {report.source_file: sha for report, sha in zip(reports, shas)})
+            if lake is not None:  # the days whose lake files are written again after the batches
+                conn.execute("INSERT INTO work.lake_days SELECT DISTINCT CAST(ts AS DATE) FROM new_events "
+                             "EXCEPT SELECT day FROM work.lake_days")
             _record_landed(conn, [landed.path for landed in batch], shas, reports)
     return reports
 
@@ -425,43 +425,51 @@ def _quarantine_schema() -> pa.Schema:
                       ("detail", pa.string()), ("raw_bytes", pa.int64()), ("raw_text", pa.string())])
 
 
-LAKE_READ_ROWS = 65_536  # rows of new events fetched at a time for the lake
+LAKE_READ_ROWS = 65_536  # rows of a day's events fetched at a time for its lake file
+LAKE_FILE = "events.parquet"  # a day's file in the lake: lake/events/date=YYYY-MM-DD/events.parquet
+LAKE_DAYS = register(Table(
+    "work", "lake_days",
+    "One row per day of event time whose lake file is behind raw.events: a batch of landed files adds the days of "
+    "its new events in its own transaction; the ingest writes those days' files after its batches, then empties it.",
+    (C("day", "DATE", "A day of event time (UTC).", False),),
+    key=("day",),
+))
 
 
-def _write_lake(conn: duckdb.DuckDBPyConnection, lake: Path, shas: dict[str, str]) -> None:
-    """Write the batch's new events to lake/events/date=YYYY-MM-DD/<file-sha>.parquet: a file for each landed
-    file (``shas``: its sha256 by its source name) and day, its rows in event_id order.
+def write_lake_days(conn: duckdb.DuckDBPyConnection, lake: Path) -> int:
+    """Write the lake file of each day in work.lake_days again from raw.events: every event of that day, in
+    event_id order, read in pieces and written under a temporary name renamed into place. Other Parquet files
+    in the day's folder (the lake kept a file for each landed file and day before) are removed after it: their
+    events are in it. Then the days are let go; a run killed before that writes the same files again.
 
-    The events are read once, in that order, and each run of a file's day goes to its Parquet file, written
-    under a temporary name and renamed into place, so a crash never leaves a partial file; a rerun rewrites
-    the same names with the same rows. (A COPY for each file and day read the batch's events again each
-    time: 495 files of 20 lines took 2.0 s to ingest with their lake, this 0.7 s, 0.5 s without a lake;
-    the bench's 1M writes in one file 13.9 s with their lake, this 12.7 s.)
-    """
-    reader = conn.execute(
-        f"SELECT {EVENTS.select_list()}, strftime(ts, '%Y-%m-%d') AS day FROM new_events "
-        "ORDER BY source_file, day, event_id").fetch_record_batch(LAKE_READ_ROWS)
-    for (source, day), runs in itertools.groupby(_runs_by_file_and_day(reader), key=lambda run: run[:2]):
-        folder = lake / "events" / f"date={day}"
+    A day's file, not a file for each landed file and day: a fleet whose runs each land a transcript made a
+    Parquet file for each transcript and day (732 files of 20 events: 4,325 files for 14,580 events), and
+    a purge reads every file of the lake. Returns the number of days written."""
+    ensure_table(conn, LAKE_DAYS)
+    days = [day for (day,) in conn.execute("SELECT day FROM work.lake_days ORDER BY day").fetchall()]
+    for day in days:
+        folder = lake / "events" / f"date={day.isoformat()}"
         folder.mkdir(parents=True, exist_ok=True)
-        final = folder / f"{shas[source][:16]}.parquet"
-        tmp = folder / f".{shas[source][:16]}.parquet.tmp"
-        with pq.ParquetWriter(tmp, reader.schema.remove(reader.schema.get_field_index("day"))) as writer:
-            for *_, rows in runs:
-                writer.write_batch(rows.drop_columns(["day"]))
-        os.replace(tmp, final)
-
-
-def _runs_by_file_and_day(reader: pa.RecordBatchReader) -> Iterator[tuple[str, str, pa.RecordBatch]]:
-    """The rows read, ordered by file and day, as runs of one file's day: (source, day, rows); a file's day
-    may run over from one batch read into the next."""
-    for batch in reader:
-        keys = pc.binary_join_element_wise(batch.column("source_file"), batch.column("day"), "/").to_numpy(
-            zero_copy_only=False)
-        starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))).tolist()
-        for start, end in zip(starts, starts[1:] + [len(keys)]):
-            yield (batch.column("source_file")[start].as_py(), batch.column("day")[start].as_py(),
-                   batch.slice(start, end - start))
+        final, tmp = folder / LAKE_FILE, folder / f".{LAKE_FILE}.tmp"
+        reader = conn.execute(f"SELECT {EVENTS.select_list()} FROM raw.events "
+                              "WHERE ts >= $day AND ts < $day + INTERVAL 1 DAY ORDER BY event_id",
+                              {"day": day}).fetch_record_batch(LAKE_READ_ROWS)
+        rows = 0
+        with pq.ParquetWriter(tmp, reader.schema) as writer:
+            for batch in reader:
+                writer.write_batch(batch)
+                rows += batch.num_rows
+        if rows:
+            os.replace(tmp, final)
+        else:  # its events purged since they landed
+            tmp.unlink()
+            final.unlink(missing_ok=True)
+        for old in folder.glob("*.parquet"):
+            if old.name != LAKE_FILE:
+                old.unlink()
+    if days:
+        conn.execute("DELETE FROM work.lake_days")
+    return len(days)
 
 
 def _in_batches(conn: duckdb.DuckDBPyConnection, folder: Path, prefix: str, cfg: CurationConfig,
@@ -495,14 +503,18 @@ def _in_batches(conn: duckdb.DuckDBPyConnection, folder: Path, prefix: str, cfg:
 
 def ingest_landing(conn: duckdb.DuckDBPyConnection, landing: Path, lake: Path | None,
                    cfg: CurationConfig, progress: Callable[[str], None] | None = None) -> IngestReport:
-    """Ingest the landing's new files, in batches of up to BATCH_BYTES of lines (ingest_files), then checkpoint
-    when there were any: the events are in the store's file before a derivation in the same connection begins
+    """Ingest the landing's new files, in batches of up to BATCH_BYTES of lines (ingest_files), write the lake
+    files of the days they added events to (write_lake_days), then checkpoint when there were any: the events are in the store's file before a derivation in the same connection begins
     (the Dagster job's steps share one). Otherwise they stayed in the write-ahead log until a derivation step's
     commit passed DuckDB's checkpoint threshold, and that step paid for writing them (lab, the job's night on
     the bench's 1M home: core.entries' step 0.72-0.74 s before, 0.45-0.60 s after, and the ingest's no longer;
     docs/curation.md)."""
+    if lake is not None:
+        ensure_table(conn, LAKE_DAYS)
     report = _in_batches(conn, landing, "", cfg, lambda batch: ingest_files(conn, batch, lake, cfg), progress)
-    if report.files:
+    # the days of the batches' new events (and of any run killed before it wrote them) written to the lake
+    written = write_lake_days(conn, lake) if lake is not None else 0
+    if report.files or written:
         conn.execute("CHECKPOINT")
     return report
 

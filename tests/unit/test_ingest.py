@@ -7,6 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import duckdb
 import orjson
+import pyarrow.parquet as pq
 import pytest
 
 from memcurator import bench, ingest, night, store
@@ -316,7 +317,8 @@ def test_files_judged_together_give_the_tables_of_files_judged_one_by_one(tmp_pa
     assert sorted((q[0], q[1], q[2]) for q in tables["quarantine"]) == [
         ("2026-11/a.jsonl", 3, "invalid_json"), ("2026-11/a.jsonl", 5, "duplicate_id_conflict"),
         ("2026-11/b.jsonl.gz", 2, "duplicate_id_conflict"), ("2026-11/b.jsonl.gz", 3, "invalid_utf8")]
-    assert len(tables["lake"]) == 5 and len(tables["lake_files"]) == 4  # c's events of two days: two files
+    assert tables["lake_files"] == ["events/date=2026-11-02/events.parquet", "events/date=2026-11-05/events.parquet"]
+    assert len(tables["lake"]) == 5  # a file a day, whichever files its events came from
 
 
 def test_a_batch_that_fails_stores_none_of_its_files(conn, home, monkeypatch):
@@ -342,7 +344,7 @@ def test_lake_holds_exactly_the_valid_events(conn, home):
 
 
 def test_the_lake_is_the_same_however_few_events_are_read_at_a_time(tmp_path, monkeypatch):
-    # the events are read in pieces, and a file's day may start, go on or end at a piece's edge
+    # a day's events are read in pieces, its file written piece by piece
     from memcurator.home import Home
 
     got = []
@@ -353,12 +355,87 @@ def test_the_lake_is_the_same_however_few_events_are_read_at_a_time(tmp_path, mo
         with store.connect(home.store) as conn:
             run_ingest(conn, home)
             tables = _raw_tables(conn, home)
-            ids = conn.execute(f"select filename, list(event_id) from read_parquet('{home.lake}/events/*/*.parquet', "
-                               "filename = true) group by filename").fetchall()
-        assert all(listed == sorted(listed) for _, listed in ids)  # each file's events in event_id order
+            # (read file by file in order: DuckDB reads a file's row groups, one a piece, in parallel)
+            ids = [pq.read_table(f).column("event_id").to_pylist() for f in home.lake.rglob("*.parquet")]
+        assert all(listed == sorted(listed) for listed in ids)  # each day's events in event_id order
         assert not list(home.lake.rglob("*.tmp"))
         got.append((tables["lake"], tables["lake_files"]))
     assert got[0] == got[1] == got[2] and len(got[0][0]) == 5
+
+
+def _lake(home) -> tuple[list, list[str]]:
+    with duckdb.connect() as c:
+        rows = c.execute(f"select * exclude (date) from read_parquet('{home.lake}/events/*/*.parquet', "
+                         "hive_partitioning = true) order by all").fetchall()
+    return rows, sorted(p.relative_to(home.lake).as_posix() for p in home.lake.rglob("*.parquet"))
+
+
+def test_a_later_night_writes_its_days_again_with_every_event_of_the_day(conn, home):
+    # night one: events of two days; night two: more of the second day (late recalls and writes)
+    write_jsonl(home.landing / "a.jsonl", [write("one", ts="2026-11-02T10:00:00Z"),
+                                           write("two", ts="2026-11-03T01:00:00Z")])
+    run_ingest(conn, home)
+    first = (home.lake / "events/date=2026-11-02/events.parquet").stat().st_mtime_ns
+    write_jsonl(home.landing / "b.jsonl", [write("three", ts="2026-11-03T09:00:00Z")])
+    write_jsonl(home.landing / "c.jsonl", [write("four", ts="2026-11-03T23:59:59Z"), write("five", ts="2026-11-04T00:00:00Z")])
+    run_ingest(conn, home)
+    rows, files = _lake(home)
+    assert files == ["events/date=2026-11-02/events.parquet", "events/date=2026-11-03/events.parquet",
+                     "events/date=2026-11-04/events.parquet"]
+    assert rows == conn.execute("select * from raw.events order by all").fetchall() and len(rows) == 5
+    # a day the night added nothing to is not written again; nothing is left to write
+    assert (home.lake / "events/date=2026-11-02/events.parquet").stat().st_mtime_ns == first
+    assert conn.execute("select count(*) from work.lake_days").fetchone()[0] == 0
+
+
+def test_a_day_written_again_replaces_the_files_the_lake_kept_by_landed_file(conn, home):
+    # the lake kept a file for each landed file and day before: those of a day written again are replaced by
+    # its one file, with their events once; a day not written again keeps its files
+    write_jsonl(home.landing / "a.jsonl", [write("one", ts="2026-11-02T10:00:00Z"), write("two", ts="2026-11-03T10:00:00Z")])
+    run_ingest(conn, home)
+    for day in ("2026-11-02", "2026-11-03"):
+        folder = home.lake / "events" / f"date={day}"
+        (folder / "events.parquet").rename(folder / "0123456789abcdef.parquet")
+    write_jsonl(home.landing / "b.jsonl", [write("three", ts="2026-11-03T11:00:00Z")])
+    run_ingest(conn, home)
+    rows, files = _lake(home)
+    assert files == ["events/date=2026-11-02/0123456789abcdef.parquet", "events/date=2026-11-03/events.parquet"]
+    assert rows == conn.execute("select * from raw.events order by all").fetchall() and len(rows) == 3
+
+
+def test_days_not_written_when_a_run_stopped_are_written_by_the_next(conn, home, monkeypatch):
+    write_jsonl(home.landing / "a.jsonl", [write("one", ts="2026-11-02T10:00:00Z"), write("two", ts="2026-11-03T10:00:00Z")])
+    replace, written = ingest.os.replace, []
+
+    def stopping(src, dst):  # the run stops after the first day's file is in place
+        if written:
+            raise OSError("killed")
+        written.append(dst)
+        return replace(src, dst)
+
+    monkeypatch.setattr(ingest.os, "replace", stopping)
+    with pytest.raises(OSError, match="killed"):
+        run_ingest(conn, home)
+    monkeypatch.undo()
+    # the batch is stored; its days wait to be written
+    assert conn.execute("select count(*) from raw.events").fetchone()[0] == 2
+    assert conn.execute("select day::varchar from work.lake_days order by day").fetchall() == [("2026-11-02",), ("2026-11-03",)]
+    assert run_ingest(conn, home).files == []  # no new file: the days are written all the same
+    rows, files = _lake(home)
+    assert rows == conn.execute("select * from raw.events order by all").fetchall() and len(files) == 2
+    assert not list(home.lake.rglob("*.tmp"))
+    assert conn.execute("select count(*) from work.lake_days").fetchone()[0] == 0
+
+
+def test_a_day_whose_events_were_purged_before_its_file_was_written_gets_none(conn, home, monkeypatch):
+    write_jsonl(home.landing / "a.jsonl", [write("one", ts="2026-11-02T10:00:00Z", namespace="gone")])
+    monkeypatch.setattr(ingest, "write_lake_days", lambda *a: 0)  # stopped before the lake
+    run_ingest(conn, home)
+    monkeypatch.undo()
+    conn.execute("delete from raw.events where namespace = 'gone'")  # as a purge deletes them
+    run_ingest(conn, home)
+    assert not list(home.lake.rglob("*.parquet")) and not list(home.lake.rglob("*.tmp"))
+    assert conn.execute("select count(*) from work.lake_days").fetchone()[0] == 0
 
 
 def test_conservation_every_line_accounted_for(conn, home):
