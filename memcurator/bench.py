@@ -1170,7 +1170,7 @@ def ingest_markdown(result: dict) -> list[str]:
             f"lake). Landed in files of {result['part_events']} events, as a fleet whose runs each land a transcript, "
             f"{small['files']:,} files: {small['wall_s']:.2f} s ({small['lake_files']:,} Parquet files in the lake)."
             + (f" A landed file costs {result['ms_per_file']} ms beside its events."
-               if result["ms_per_file"] is not None else "")]
+               if result["ms_per_file"] is not None else "") + (f" {result['note']}" if result.get("note") else "")]
 
 
 def write_report(results: list[dict], commands: list[str], path: Path, ingested: dict | None = None) -> None:

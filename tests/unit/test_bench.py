@@ -326,9 +326,11 @@ def test_the_ingest_bench_lands_the_same_events_in_few_files_and_in_many(tmp_pat
     sized["stages"] = [{"name": "core.entries", "wall_s": 10.0, "cpu_s": 10.0, "rss_mb": 100, "entries_per_s": 1.0}]
     bench_run.write_bytes(orjson.dumps(sized))
     report = tmp_path / "performance.md"
+    out.write_bytes(orjson.dumps(result | {"note": "Measured before at abc1234."}))  # a note kept with the file
     invoked = CliRunner().invoke(app, ["bench-report", str(bench_run), "--ingest", str(out), "--out", str(report)])
     assert invoked.exit_code == 0, invoked.output
     text = report.read_text()
+    assert "beside its events. Measured before at abc1234." in text
     assert f"Landed in files of 40 events, as a fleet whose runs each land a transcript, {small['files']:,} files" in text
     assert f"memcurator bench-ingest --entries 300 --part-events 40 --repeat 1 --out {out}" in text
 
