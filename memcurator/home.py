@@ -4,7 +4,7 @@ Layout::
 
     landing/      transcript files as landed (append-only, never edited)
     decisions/    curator decisions, one JSONL file per day (append-only)
-    lake/events/  valid events as Parquet, a file for each day of events (date=YYYY-MM-DD/events.parquet)
+    lake/events/  valid events as Parquet, by day of event time: a part for each night's events of a day
     store.duckdb  the one DuckDB file, written only by the pipeline
     published/    read-only snapshot of the store for analysts and recall
     dagster/      DAGSTER_HOME (run history, schedules)

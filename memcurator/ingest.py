@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import os
 import zlib
 from collections import Counter
@@ -413,9 +414,8 @@ def ingest_files(conn: duckdb.DuckDBPyConnection, batch: list[Landed], lake: Pat
             conn.execute(f"INSERT INTO raw.events SELECT {EVENTS.select_list()} FROM new_events")
             _quarantine(conn, "quarantined_lines", "problem is not null", cfg)
             _count(reports, counts, rejected)
-            if lake is not None:  # the days whose lake files are written again after the batches
-                conn.execute("INSERT INTO work.lake_days SELECT DISTINCT CAST(ts AS DATE) FROM new_events "
-                             "EXCEPT SELECT day FROM work.lake_days")
+            if lake is not None:  # its new events, by day, written to the lake after the batches
+                conn.execute("INSERT INTO work.lake_pending SELECT DISTINCT CAST(ts AS DATE), source_file FROM new_events")
             _record_landed(conn, [landed.path for landed in batch], shas, reports)
     return reports
 
@@ -425,51 +425,69 @@ def _quarantine_schema() -> pa.Schema:
                       ("detail", pa.string()), ("raw_bytes", pa.int64()), ("raw_text", pa.string())])
 
 
-LAKE_READ_ROWS = 65_536  # rows of a day's events fetched at a time for its lake file
-LAKE_FILE = "events.parquet"  # a day's file in the lake: lake/events/date=YYYY-MM-DD/events.parquet
-LAKE_DAYS = register(Table(
-    "work", "lake_days",
-    "One row per day of event time whose lake file is behind raw.events: a batch of landed files adds the days of "
-    "its new events in its own transaction; the ingest writes those days' files after its batches, then empties it.",
-    (C("day", "DATE", "A day of event time (UTC).", False),),
-    key=("day",),
+LAKE_READ_ROWS = 65_536  # rows of a part's events fetched at a time
+LAKE_SOURCES = "memcurator.sources"  # a part's Parquet metadata: the landing files its events came from (JSON)
+LAKE_PENDING = register(Table(
+    "work", "lake_pending",
+    "One row per (day of event time, landing file) whose events of that day are not in the lake yet: a batch of "
+    "landed files adds its rows in its own transaction; the ingest writes them to the lake after its batches, "
+    "then lets them go.",
+    (C("day", "DATE", "A day of event time (UTC).", False),
+     C("source_file", "VARCHAR", "Landing file with new events of that day.", False)),
+    key=("day", "source_file"),
 ))
 
 
-def write_lake_days(conn: duckdb.DuckDBPyConnection, lake: Path) -> int:
-    """Write the lake file of each day in work.lake_days again from raw.events: every event of that day, in
-    event_id order, read in pieces and written under a temporary name renamed into place. Other Parquet files
-    in the day's folder (the lake kept a file for each landed file and day before) are removed after it: their
-    events are in it. Then the days are let go; a run killed before that writes the same files again.
+def write_lake(conn: duckdb.DuckDBPyConnection, lake: Path) -> int:
+    """Write the new events of work.lake_pending to the lake: for each day, one Parquet file of the events its
+    landing files added to that day, lake/events/date=YYYY-MM-DD/part-<hash of those files' names>.parquet,
+    in event_id order, read in pieces, written under a temporary name and renamed into place, with the files'
+    names in its metadata. Then the pending rows are let go.
 
-    A day's file, not a file for each landed file and day: a fleet whose runs each land a transcript made a
-    Parquet file for each transcript and day (732 files of 20 events: 4,325 files for 14,580 events), and
-    a purge reads every file of the lake. Returns the number of days written."""
-    ensure_table(conn, LAKE_DAYS)
-    days = [day for (day,) in conn.execute("SELECT day FROM work.lake_days ORDER BY day").fetchall()]
-    for day in days:
+    A run stopped before that leaves its rows pending, and the next writes them with whatever it ingested
+    since: a part of the same files gets the same name (written again), one of more files another, and a part
+    whose files are all pending (written by the stopped run) is removed once the new one is in place, its
+    events in it. Returns the number of parts written.
+
+    A night's part of a day, not a file for each landed file and day: a fleet whose runs each land a
+    transcript made a Parquet file for each transcript and day (732 files of 20 events: 4,325 files for
+    14,580 events, most of the ingest's time), and a purge reads every file of the lake. Nor the whole day
+    written again: a night whose events fall on every day of the fleet (the bench's churn) rewrote the
+    whole lake (the 1M home's nightly ingest 0.7 -> 5.4 s)."""
+    ensure_table(conn, LAKE_PENDING)
+    pending = conn.execute("SELECT day, list(source_file ORDER BY source_file) FROM work.lake_pending "
+                           "GROUP BY day ORDER BY day").fetchall()
+    for day, sources in pending:
         folder = lake / "events" / f"date={day.isoformat()}"
         folder.mkdir(parents=True, exist_ok=True)
-        final, tmp = folder / LAKE_FILE, folder / f".{LAKE_FILE}.tmp"
-        reader = conn.execute(f"SELECT {EVENTS.select_list()} FROM raw.events "
-                              "WHERE ts >= $day AND ts < $day + INTERVAL 1 DAY ORDER BY event_id",
-                              {"day": day}).fetch_record_batch(LAKE_READ_ROWS)
+        name = f"part-{hashlib.sha256(chr(10).join(sources).encode()).hexdigest()[:16]}.parquet"
+        tmp = folder / f".{name}.tmp"
+        reader = conn.execute(
+            f"SELECT {EVENTS.select_list()} FROM raw.events SEMI JOIN (SELECT source_file FROM work.lake_pending "
+            "WHERE day = $day) USING (source_file) WHERE ts >= $day AND ts < $day + INTERVAL 1 DAY ORDER BY event_id",
+            {"day": day}).fetch_record_batch(LAKE_READ_ROWS)
+        schema = reader.schema.with_metadata({LAKE_SOURCES: json.dumps(sources)})
         rows = 0
-        with pq.ParquetWriter(tmp, reader.schema) as writer:
+        with pq.ParquetWriter(tmp, schema) as writer:
             for batch in reader:
                 writer.write_batch(batch)
                 rows += batch.num_rows
         if rows:
-            os.replace(tmp, final)
+            os.replace(tmp, folder / name)
         else:  # its events purged since they landed
             tmp.unlink()
-            final.unlink(missing_ok=True)
-        for old in folder.glob("*.parquet"):
-            if old.name != LAKE_FILE:
-                old.unlink()
-    if days:
-        conn.execute("DELETE FROM work.lake_days")
-    return len(days)
+        for part in folder.glob("part-*.parquet"):
+            if part.name != name and set(_lake_sources(part)) <= set(sources):
+                part.unlink()
+    if pending:
+        conn.execute("DELETE FROM work.lake_pending")
+    return len(pending)
+
+
+def _lake_sources(part: Path) -> list[str]:
+    """The landing files a lake part's events came from (none known: one a purge wrote again)."""
+    metadata = pq.read_schema(part).metadata or {}
+    return json.loads(metadata[LAKE_SOURCES.encode()]) if LAKE_SOURCES.encode() in metadata else [None]
 
 
 def _in_batches(conn: duckdb.DuckDBPyConnection, folder: Path, prefix: str, cfg: CurationConfig,
@@ -504,16 +522,16 @@ def _in_batches(conn: duckdb.DuckDBPyConnection, folder: Path, prefix: str, cfg:
 def ingest_landing(conn: duckdb.DuckDBPyConnection, landing: Path, lake: Path | None,
                    cfg: CurationConfig, progress: Callable[[str], None] | None = None) -> IngestReport:
     """Ingest the landing's new files, in batches of up to BATCH_BYTES of lines (ingest_files), write the lake
-    files of the days they added events to (write_lake_days), then checkpoint when there were any: the events are in the store's file before a derivation in the same connection begins
+    parts of their new events (write_lake), then checkpoint when there were any: the events are in the store's file before a derivation in the same connection begins
     (the Dagster job's steps share one). Otherwise they stayed in the write-ahead log until a derivation step's
     commit passed DuckDB's checkpoint threshold, and that step paid for writing them (lab, the job's night on
     the bench's 1M home: core.entries' step 0.72-0.74 s before, 0.45-0.60 s after, and the ingest's no longer;
     docs/curation.md)."""
     if lake is not None:
-        ensure_table(conn, LAKE_DAYS)
+        ensure_table(conn, LAKE_PENDING)
     report = _in_batches(conn, landing, "", cfg, lambda batch: ingest_files(conn, batch, lake, cfg), progress)
-    # the days of the batches' new events (and of any run killed before it wrote them) written to the lake
-    written = write_lake_days(conn, lake) if lake is not None else 0
+    # the batches' new events (and any a run stopped before its lake left pending) written to the lake
+    written = write_lake(conn, lake) if lake is not None else 0
     if report.files or written:
         conn.execute("CHECKPOINT")
     return report

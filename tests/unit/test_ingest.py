@@ -317,8 +317,9 @@ def test_files_judged_together_give_the_tables_of_files_judged_one_by_one(tmp_pa
     assert sorted((q[0], q[1], q[2]) for q in tables["quarantine"]) == [
         ("2026-11/a.jsonl", 3, "invalid_json"), ("2026-11/a.jsonl", 5, "duplicate_id_conflict"),
         ("2026-11/b.jsonl.gz", 2, "duplicate_id_conflict"), ("2026-11/b.jsonl.gz", 3, "invalid_utf8")]
-    assert tables["lake_files"] == ["events/date=2026-11-02/events.parquet", "events/date=2026-11-05/events.parquet"]
-    assert len(tables["lake"]) == 5  # a file a day, whichever files its events came from
+    # a part for each day, of whichever files its events came from
+    assert [f.split("/")[1] for f in tables["lake_files"]] == ["date=2026-11-02", "date=2026-11-05"]
+    assert len(tables["lake"]) == 5
 
 
 def test_a_batch_that_fails_stores_none_of_its_files(conn, home, monkeypatch):
@@ -370,44 +371,49 @@ def _lake(home) -> tuple[list, list[str]]:
     return rows, sorted(p.relative_to(home.lake).as_posix() for p in home.lake.rglob("*.parquet"))
 
 
-def test_a_later_night_writes_its_days_again_with_every_event_of_the_day(conn, home):
-    # night one: events of two days; night two: more of the second day (late recalls and writes)
-    write_jsonl(home.landing / "a.jsonl", [write("one", ts="2026-11-02T10:00:00Z"),
-                                           write("two", ts="2026-11-03T01:00:00Z")])
+def _parts(home) -> dict[str, list[str]]:
+    return {str(p.relative_to(home.lake)): orjson.loads(pq.read_schema(p).metadata[b"memcurator.sources"])
+            for p in sorted(home.lake.rglob("part-*.parquet"))}
+
+
+def test_a_night_adds_a_part_to_each_day_it_added_events_to(conn, home):
+    # night one: events of two days, from two files; night two: more of the second day (late recalls and writes)
+    write_jsonl(home.landing / "a.jsonl", [write("one", ts="2026-11-02T10:00:00Z"), write("two", ts="2026-11-03T01:00:00Z")])
+    write_jsonl(home.landing / "b.jsonl", [write("three", ts="2026-11-02T11:00:00Z")])
     run_ingest(conn, home)
-    first = (home.lake / "events/date=2026-11-02/events.parquet").stat().st_mtime_ns
-    write_jsonl(home.landing / "b.jsonl", [write("three", ts="2026-11-03T09:00:00Z")])
+    first = {name: (home.lake / name).stat().st_mtime_ns for name in _parts(home)}
     write_jsonl(home.landing / "c.jsonl", [write("four", ts="2026-11-03T23:59:59Z"), write("five", ts="2026-11-04T00:00:00Z")])
     run_ingest(conn, home)
-    rows, files = _lake(home)
-    assert files == ["events/date=2026-11-02/events.parquet", "events/date=2026-11-03/events.parquet",
-                     "events/date=2026-11-04/events.parquet"]
+    rows, _ = _lake(home)
     assert rows == conn.execute("select * from raw.events order by all").fetchall() and len(rows) == 5
-    # a day the night added nothing to is not written again; nothing is left to write
-    assert (home.lake / "events/date=2026-11-02/events.parquet").stat().st_mtime_ns == first
-    assert conn.execute("select count(*) from work.lake_days").fetchone()[0] == 0
+    parts = _parts(home)
+    assert sorted((name.split("/")[1], sources) for name, sources in parts.items()) == [
+        ("date=2026-11-02", ["a.jsonl", "b.jsonl"]), ("date=2026-11-03", ["a.jsonl"]), ("date=2026-11-03", ["c.jsonl"]),
+        ("date=2026-11-04", ["c.jsonl"])]
+    # the first night's parts are as it wrote them; nothing is left pending
+    assert {name: (home.lake / name).stat().st_mtime_ns for name in first} == first
+    assert conn.execute("select count(*) from work.lake_pending").fetchone()[0] == 0
 
 
-def test_a_day_written_again_replaces_the_files_the_lake_kept_by_landed_file(conn, home):
-    # the lake kept a file for each landed file and day before: those of a day written again are replaced by
-    # its one file, with their events once; a day not written again keeps its files
-    write_jsonl(home.landing / "a.jsonl", [write("one", ts="2026-11-02T10:00:00Z"), write("two", ts="2026-11-03T10:00:00Z")])
+def test_files_the_lake_kept_by_landed_file_stay_beside_the_parts(conn, home):
+    # the lake kept a file for each landed file and day before: a night adds its part beside them
+    write_jsonl(home.landing / "a.jsonl", [write("one", ts="2026-11-02T10:00:00Z")])
     run_ingest(conn, home)
-    for day in ("2026-11-02", "2026-11-03"):
-        folder = home.lake / "events" / f"date={day}"
-        (folder / "events.parquet").rename(folder / "0123456789abcdef.parquet")
-    write_jsonl(home.landing / "b.jsonl", [write("three", ts="2026-11-03T11:00:00Z")])
+    (part,) = home.lake.rglob("part-*.parquet")
+    part.rename(part.with_name("0123456789abcdef.parquet"))
+    write_jsonl(home.landing / "b.jsonl", [write("two", ts="2026-11-02T11:00:00Z")])
     run_ingest(conn, home)
     rows, files = _lake(home)
-    assert files == ["events/date=2026-11-02/0123456789abcdef.parquet", "events/date=2026-11-03/events.parquet"]
-    assert rows == conn.execute("select * from raw.events order by all").fetchall() and len(rows) == 3
+    assert rows == conn.execute("select * from raw.events order by all").fetchall() and len(rows) == 2
+    assert len(files) == 2 and "events/date=2026-11-02/0123456789abcdef.parquet" in files
 
 
-def test_days_not_written_when_a_run_stopped_are_written_by_the_next(conn, home, monkeypatch):
+@pytest.mark.parametrize("more_landed", [False, True])
+def test_events_a_stopped_run_did_not_write_to_the_lake_are_written_by_the_next(conn, home, monkeypatch, more_landed):
     write_jsonl(home.landing / "a.jsonl", [write("one", ts="2026-11-02T10:00:00Z"), write("two", ts="2026-11-03T10:00:00Z")])
     replace, written = ingest.os.replace, []
 
-    def stopping(src, dst):  # the run stops after the first day's file is in place
+    def stopping(src, dst):  # the run stops after the first day's part is in place
         if written:
             raise OSError("killed")
         written.append(dst)
@@ -417,25 +423,30 @@ def test_days_not_written_when_a_run_stopped_are_written_by_the_next(conn, home,
     with pytest.raises(OSError, match="killed"):
         run_ingest(conn, home)
     monkeypatch.undo()
-    # the batch is stored; its days wait to be written
+    # the batch is stored; its events wait for the lake
     assert conn.execute("select count(*) from raw.events").fetchone()[0] == 2
-    assert conn.execute("select day::varchar from work.lake_days order by day").fetchall() == [("2026-11-02",), ("2026-11-03",)]
-    assert run_ingest(conn, home).files == []  # no new file: the days are written all the same
-    rows, files = _lake(home)
-    assert rows == conn.execute("select * from raw.events order by all").fetchall() and len(files) == 2
+    assert conn.execute("select day::varchar, source_file from work.lake_pending order by all").fetchall() == [
+        ("2026-11-02", "a.jsonl"), ("2026-11-03", "a.jsonl")]
+    if more_landed:  # the next run ingests more of the same day: its part (of both files) replaces the stopped run's
+        write_jsonl(home.landing / "b.jsonl", [write("three", ts="2026-11-02T12:00:00Z")])
+    run_ingest(conn, home)
+    rows, _ = _lake(home)
+    assert rows == conn.execute("select * from raw.events order by all").fetchall() and len(rows) == 2 + more_landed
+    assert sorted(_parts(home).values()) == ([["a.jsonl"], ["a.jsonl", "b.jsonl"]] if more_landed
+                                             else [["a.jsonl"], ["a.jsonl"]])
     assert not list(home.lake.rglob("*.tmp"))
-    assert conn.execute("select count(*) from work.lake_days").fetchone()[0] == 0
+    assert conn.execute("select count(*) from work.lake_pending").fetchone()[0] == 0
 
 
-def test_a_day_whose_events_were_purged_before_its_file_was_written_gets_none(conn, home, monkeypatch):
+def test_events_purged_before_their_part_was_written_get_none(conn, home, monkeypatch):
     write_jsonl(home.landing / "a.jsonl", [write("one", ts="2026-11-02T10:00:00Z", namespace="gone")])
-    monkeypatch.setattr(ingest, "write_lake_days", lambda *a: 0)  # stopped before the lake
+    monkeypatch.setattr(ingest, "write_lake", lambda *a: 0)  # stopped before the lake
     run_ingest(conn, home)
     monkeypatch.undo()
     conn.execute("delete from raw.events where namespace = 'gone'")  # as a purge deletes them
     run_ingest(conn, home)
     assert not list(home.lake.rglob("*.parquet")) and not list(home.lake.rglob("*.tmp"))
-    assert conn.execute("select count(*) from work.lake_days").fetchone()[0] == 0
+    assert conn.execute("select count(*) from work.lake_pending").fetchone()[0] == 0
 
 
 def test_conservation_every_line_accounted_for(conn, home):
