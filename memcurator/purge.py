@@ -9,7 +9,8 @@ interleave):
    number and its quarantine row stays valid. Files are rewritten under a temporary name and
    renamed; gzipped files stay gzipped.
 2. **Curator decisions** of a purged namespace: their files are deleted.
-3. **Lake**: each Parquet file is rewritten without the target's rows (or removed when empty).
+3. **Lake**: what an ingest stopped before its lake left to write is written (without the target), then
+   each Parquet file is rewritten without the target's rows (or removed when empty).
 4. **Store**: the target's raw events, quarantine rows and decisions are deleted, the latest
    night is derived again (every derived table is a pure function of the log, so nothing of the
    target survives in them), a purged namespace's health history is deleted, and the file is
@@ -196,6 +197,9 @@ def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig =
                 receipt.store_health_rows = conn.execute(
                     "DELETE FROM mart.store_health WHERE namespace = ?", [target]).fetchone()[0]
         conn.execute("COMMIT")
+        # what a stopped ingest left to write goes to the lake first (without the target's events), so that
+        # the part it wrote, with its landing files' names, is replaced before the rest is rewritten without them
+        ingest.write_lake(conn, home.lake)
         _purge_lake(home, conn, kind, target, receipt)
         last = _latest_night(conn)
         if last is not None:

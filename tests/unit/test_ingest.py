@@ -438,6 +438,30 @@ def test_events_a_stopped_run_did_not_write_to_the_lake_are_written_by_the_next(
     assert conn.execute("select count(*) from work.lake_pending").fetchone()[0] == 0
 
 
+def test_a_purge_after_a_run_stopped_before_its_lake_leaves_each_event_once(home, monkeypatch):
+    from memcurator import purge
+
+    write_jsonl(home.landing / "a.jsonl", [write("kept", ts="2026-11-02T10:00:00Z"),
+                                           write("gone", ts="2026-11-02T11:00:00Z", namespace="gone")])
+    replace = ingest.os.replace
+
+    def stopping(src, dst):  # the run stops once its part is in place, before it lets the pending rows go
+        replace(src, dst)
+        raise OSError("killed")
+
+    monkeypatch.setattr(ingest.os, "replace", stopping)
+    with store.connect(home.store) as conn, pytest.raises(OSError, match="killed"):
+        run_ingest(conn, home)
+    monkeypatch.undo()
+    assert purge.purge(home, "namespace", "gone", "asked to").store_events == 1
+    write_jsonl(home.landing / "b.jsonl", [write("later", ts="2026-11-02T12:00:00Z")])  # the next run's part: more files
+    with store.connect(home.store) as conn:
+        run_ingest(conn, home)
+        rows, files = _lake(home)
+        assert rows == conn.execute("select * from raw.events order by all").fetchall() and len(rows) == 2
+        assert len(files) == 2 and conn.execute("select count(*) from work.lake_pending").fetchone()[0] == 0
+
+
 def test_events_purged_before_their_part_was_written_get_none(conn, home, monkeypatch):
     write_jsonl(home.landing / "a.jsonl", [write("one", ts="2026-11-02T10:00:00Z", namespace="gone")])
     monkeypatch.setattr(ingest, "write_lake", lambda *a: 0)  # stopped before the lake
