@@ -148,3 +148,17 @@ def test_store_health_keeps_one_slice_per_night(fleet_home):
     assert run_night(fleet_home, NIGHT).success  # re-running a night replaces only its own slice
     with store.connect(fleet_home.store, read_only=True) as conn:
         assert conn.execute("select * from mart.store_health order by all").fetchall() == first
+
+
+def test_the_readmes_analyst_queries_run_on_the_published_snapshot(night_home):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = readme.split("## Example analyst queries (`make sql`)", 1)[1].split("```sql", 1)[1].split("```", 1)[0]
+    queries = [q.strip() for q in block.split(";") if q.strip()]
+    assert len(queries) >= 5
+    with store.connect(night_home.published, read_only=True) as conn:
+        for query in queries:  # as `make sql` runs them, from the repository beside the default home
+            assert conn.execute(query.replace("'.memcurator/", f"'{night_home.root}/")).fetchall(), query
+        lake = conn.execute(f"select count(*) from read_parquet('{night_home.lake}/events/*/*.parquet')").fetchone()[0]
+        assert lake == conn.execute("select count(*) from raw.events").fetchone()[0] > 0
