@@ -442,12 +442,12 @@ def write_lake(conn: duckdb.DuckDBPyConnection, lake: Path) -> int:
     """Write the new events of work.lake_pending to the lake: for each day, one Parquet file of the events its
     landing files added to that day, lake/events/date=YYYY-MM-DD/part-<hash of those files' names>.parquet,
     in event_id order, read in pieces, written under a temporary name and renamed into place, with the files'
-    names in its metadata. Then the pending rows are let go.
+    names in its metadata. Then the day's folder is tidied (``_tidy_day``), and once every day is written the
+    pending rows are let go.
 
     A run stopped before that leaves its rows pending, and the next writes them with whatever it ingested
-    since: a part of the same files gets the same name (written again), one of more files another, and a part
-    whose files are all pending (written by the stopped run) is removed once the new one is in place, its
-    events in it. Returns the number of parts written.
+    since: a part of the same files gets the same name (written again), one of more files another, and the
+    stopped run's part, whose files the new one names, is removed. Returns the number of parts written.
 
     A night's part of a day, not a file for each landed file and day: a fleet whose runs each land a
     transcript made a Parquet file for each transcript and day (732 files of 20 events: 4,325 files for
@@ -460,34 +460,71 @@ def write_lake(conn: duckdb.DuckDBPyConnection, lake: Path) -> int:
     for day, sources in pending:
         folder = lake / "events" / f"date={day.isoformat()}"
         folder.mkdir(parents=True, exist_ok=True)
-        name = f"part-{hashlib.sha256(chr(10).join(sources).encode()).hexdigest()[:16]}.parquet"
-        tmp = folder / f".{name}.tmp"
+        for left in folder.glob(".*.tmp"):  # a stopped run's (one process writes the lake at a time)
+            left.unlink()
         reader = conn.execute(
             f"SELECT {EVENTS.select_list()} FROM raw.events SEMI JOIN (SELECT source_file FROM work.lake_pending "
             "WHERE day = $day) USING (source_file) WHERE ts >= $day AND ts < $day + INTERVAL 1 DAY ORDER BY event_id",
             {"day": day}).fetch_record_batch(LAKE_READ_ROWS)
-        schema = reader.schema.with_metadata({LAKE_SOURCES: json.dumps(sources)})
-        rows = 0
-        with pq.ParquetWriter(tmp, schema) as writer:
-            for batch in reader:
-                writer.write_batch(batch)
-                rows += batch.num_rows
-        if rows:
-            os.replace(tmp, folder / name)
-        else:  # its events purged since they landed
-            tmp.unlink()
-        for part in folder.glob("part-*.parquet"):
-            if part.name != name and set(_lake_sources(part)) <= set(sources):
-                part.unlink()
+        _write_part(folder, reader, sources)
+        _tidy_day(conn, folder)
     if pending:
         conn.execute("DELETE FROM work.lake_pending")
     return len(pending)
 
 
-def _lake_sources(part: Path) -> list[str]:
-    """The landing files a lake part's events came from (none known: one a purge wrote again)."""
-    metadata = pq.read_schema(part).metadata or {}
-    return json.loads(metadata[LAKE_SOURCES.encode()]) if LAKE_SOURCES.encode() in metadata else [None]
+LAKE_MERGE_FILES = 16  # a day's folder with this many files has them merged (the largest kept apart if it outweighs the rest)
+
+
+def _write_part(folder: Path, reader: pa.RecordBatchReader, members: list[str]) -> None:
+    """A part of ``members`` (their names in its metadata, its name their hash) from the rows of ``reader``;
+    none when it has none (its events purged since they landed)."""
+    name = f"part-{hashlib.sha256(chr(10).join(members).encode()).hexdigest()[:16]}.parquet"
+    tmp = folder / f".{name}.tmp"
+    rows = 0
+    with pq.ParquetWriter(tmp, reader.schema.with_metadata({LAKE_SOURCES: json.dumps(members)})) as writer:
+        for batch in reader:
+            writer.write_batch(batch)
+            rows += batch.num_rows
+    if rows:
+        os.replace(tmp, folder / name)
+    else:
+        tmp.unlink()
+
+
+def _members(path: Path) -> frozenset[str]:
+    """What a lake file holds: the landing files its events came from (a part's metadata), or, where it names
+    none (a file a purge wrote again, or one for a landed file and day as the lake was kept before), itself."""
+    metadata = pq.read_schema(path).metadata or {}
+    key = LAKE_SOURCES.encode()
+    return frozenset(json.loads(metadata[key])) if key in metadata else frozenset([f"file:{path.name}"])
+
+
+def _tidy_day(conn: duckdb.DuckDBPyConnection, folder: Path) -> None:
+    """Remove the files of a day whose events another file holds (a stopped run's part; the files a stopped
+    merge merged), then, when the day has LAKE_MERGE_FILES files, merge them into one part naming all their
+    members, written before they are removed: a run stopped between finds them held by it. The largest
+    file is kept apart when it holds more rows than the others together, so a day that keeps getting parts
+    (late events) has its small ones merged, not its whole history written again each time."""
+    files = {path: _members(path) for path in sorted(folder.glob("*.parquet"))}
+    held = [path for path, members in files.items()
+            if any(other != path and (members < others or (members == others and path.name > other.name))
+                   for other, others in files.items())]
+    for path in held:
+        path.unlink()
+        del files[path]
+    if len(files) < LAKE_MERGE_FILES:
+        return
+    rows = {path: pq.read_metadata(path).num_rows for path in files}
+    largest = max(files, key=lambda path: (rows[path], path.name))
+    merging = [path for path in files if path != largest or rows[largest] <= sum(rows.values()) - rows[largest]]
+    members = sorted(set().union(*(files[path] for path in merging)))
+    reader = conn.execute("SELECT * FROM read_parquet($files, union_by_name = true, hive_partitioning = false) "
+                          "ORDER BY event_id",
+                          {"files": [str(path) for path in merging]}).fetch_record_batch(LAKE_READ_ROWS)
+    _write_part(folder, reader, members)
+    for path in merging:
+        path.unlink()
 
 
 def _in_batches(conn: duckdb.DuckDBPyConnection, folder: Path, prefix: str, cfg: CurationConfig,

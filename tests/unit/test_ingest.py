@@ -462,6 +462,66 @@ def test_a_purge_after_a_run_stopped_before_its_lake_leaves_each_event_once(home
         assert len(files) == 2 and conn.execute("select count(*) from work.lake_pending").fetchone()[0] == 0
 
 
+def _members_by_file(home) -> list[list[str]]:
+    return sorted(sorted(ingest._members(p)) for p in home.lake.rglob("*.parquet"))
+
+
+def test_a_day_of_many_parts_has_them_merged_its_largest_kept_apart_while_it_outweighs_them(conn, home, monkeypatch):
+    monkeypatch.setattr(ingest, "LAKE_MERGE_FILES", 3)
+    # the day's first events, in a file as the lake was kept before (per landed file, no names in its metadata)
+    write_jsonl(home.landing / "big.jsonl", [write(f"first {i}", ts="2026-11-02T09:00:00Z") for i in range(5)])
+    run_ingest(conn, home)
+    (part,) = home.lake.rglob("part-*.parquet")
+    pq.write_table(pq.read_table(part).replace_schema_metadata(None), part.with_name("0123456789abcdef.parquet"))
+    part.unlink()
+    old = "file:0123456789abcdef.parquet"
+    seen = []
+    for night in range(1, 6):  # then a late event of the day each night
+        write_jsonl(home.landing / f"n{night}.jsonl", [write(f"late {night}", ts="2026-11-02T23:00:00Z")])
+        run_ingest(conn, home)
+        rows, _ = _lake(home)
+        assert rows == conn.execute("select * from raw.events order by all").fetchall()
+        seen.append(_members_by_file(home))
+    assert seen == [
+        [[old], ["n1.jsonl"]],
+        [[old], ["n1.jsonl", "n2.jsonl"]],  # three files: the two small ones merged, the largest (5 rows) apart
+        [[old], ["n1.jsonl", "n2.jsonl", "n3.jsonl"]],
+        [[old], ["n1.jsonl", "n2.jsonl", "n3.jsonl", "n4.jsonl"]],
+        [sorted([old, "n1.jsonl", "n2.jsonl", "n3.jsonl", "n4.jsonl", "n5.jsonl"])],  # 5 rows against 5: all merged
+    ]
+
+
+def test_a_merge_a_run_stopped_in_is_finished_by_the_next_as_an_unstopped_run_left_it(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from memcurator.home import Home
+
+    monkeypatch.setattr(ingest, "LAKE_MERGE_FILES", 3)
+    unlink, got = Path.unlink, {}
+    for run in ("unstopped", "stopped"):
+        home = Home.from_env(tmp_path / run).ensure()
+        with store.connect(home.store) as conn:
+            for night in range(3):
+                write_jsonl(home.landing / f"n{night}.jsonl", [write(f"event {night}", id=f"e{night}",
+                                                                         ts="2026-11-02T10:00:00Z")])
+                if run == "stopped" and night == 2:
+                    def stopping(path, *args, **kwargs):  # the merged part in place, its files not yet removed
+                        if path.suffix == ".parquet" and len(list(path.parent.glob("*.parquet"))) == 4:
+                            raise OSError("killed")
+                        return unlink(path, *args, **kwargs)
+
+                    monkeypatch.setattr(Path, "unlink", stopping)
+                    with pytest.raises(OSError, match="killed"):
+                        run_ingest(conn, home)
+                    monkeypatch.setattr(Path, "unlink", unlink)
+                    assert len(list(home.lake.rglob("*.parquet"))) == 4  # the merged part and the three it holds
+                run_ingest(conn, home)
+            got[run] = (_lake(home), conn.execute("select count(*) from work.lake_pending").fetchone()[0])
+    assert got["stopped"] == got["unstopped"]
+    (rows, files), pending = got["stopped"]
+    assert len(rows) == 3 and len(files) == 1 and pending == 0
+
+
 def test_events_purged_before_their_part_was_written_get_none(conn, home, monkeypatch):
     write_jsonl(home.landing / "a.jsonl", [write("one", ts="2026-11-02T10:00:00Z", namespace="gone")])
     monkeypatch.setattr(ingest, "write_lake", lambda *a: 0)  # stopped before the lake
