@@ -415,7 +415,8 @@ def ingest_files(conn: duckdb.DuckDBPyConnection, batch: list[Landed], lake: Pat
             _quarantine(conn, "quarantined_lines", "problem is not null", cfg)
             _count(reports, counts, rejected)
             if lake is not None:  # its new events, by day, written to the lake after the batches
-                conn.execute("INSERT INTO work.lake_pending SELECT DISTINCT CAST(ts AS DATE), source_file FROM new_events")
+                conn.execute("INSERT INTO work.lake_pending "
+                             "SELECT DISTINCT CAST(ts AS DATE), source_file FROM new_events")
             _record_landed(conn, [landed.path for landed in batch], shas, reports)
     return reports
 
@@ -447,7 +448,7 @@ def write_lake(conn: duckdb.DuckDBPyConnection, lake: Path) -> int:
 
     A run stopped before that leaves its rows pending, and the next writes them with whatever it ingested
     since: a part of the same files gets the same name (written again), one of more files another, and the
-    stopped run's part, whose files the new one names, is removed. Returns the number of parts written.
+    stopped run's part, whose files the new one names, is removed. Returns the number of days written.
 
     A night's part of a day, not a file for each landed file and day: a fleet whose runs each land a
     transcript made a Parquet file for each transcript and day (732 files of 20 events: 4,325 files for
@@ -473,7 +474,7 @@ def write_lake(conn: duckdb.DuckDBPyConnection, lake: Path) -> int:
     return len(pending)
 
 
-LAKE_MERGE_FILES = 16  # a day's folder with this many files has them merged (the largest kept apart if it outweighs the rest)
+LAKE_MERGE_FILES = 16  # a day's folder with this many files has them merged (_tidy_day)
 
 
 def _write_part(folder: Path, reader: pa.RecordBatchReader, members: list[str]) -> None:
@@ -559,11 +560,11 @@ def _in_batches(conn: duckdb.DuckDBPyConnection, folder: Path, prefix: str, cfg:
 def ingest_landing(conn: duckdb.DuckDBPyConnection, landing: Path, lake: Path | None,
                    cfg: CurationConfig, progress: Callable[[str], None] | None = None) -> IngestReport:
     """Ingest the landing's new files, in batches of up to BATCH_BYTES of lines (ingest_files), write the lake
-    parts of their new events (write_lake), then checkpoint when there were any: the events are in the store's file before a derivation in the same connection begins
-    (the Dagster job's steps share one). Otherwise they stayed in the write-ahead log until a derivation step's
-    commit passed DuckDB's checkpoint threshold, and that step paid for writing them (lab, the job's night on
-    the bench's 1M home: core.entries' step 0.72-0.74 s before, 0.45-0.60 s after, and the ingest's no longer;
-    docs/curation.md)."""
+    parts of their new events (write_lake), then checkpoint when there were any: the events are in the
+    store's file before a derivation in the same connection begins (the Dagster job's steps share one).
+    Otherwise they stayed in the write-ahead log until a derivation step's commit passed DuckDB's checkpoint
+    threshold, and that step paid for writing them (lab, the job's night on the bench's 1M home:
+    core.entries' step 0.72-0.74 s before, 0.45-0.60 s after, and the ingest's no longer; docs/curation.md)."""
     if lake is not None:
         ensure_table(conn, LAKE_PENDING)
     report = _in_batches(conn, landing, "", cfg, lambda batch: ingest_files(conn, batch, lake, cfg), progress)
