@@ -55,7 +55,7 @@ def test_any_input_is_either_an_event_or_quarantined_never_a_crash(tmp_path_fact
     for k, part in enumerate(parts):
         write_jsonl(home.landing / f"f{k}.jsonl", part)
     with store.connect(home.store) as conn:
-        report = ingest.ingest_landing(conn, home.landing, None, CurationConfig())
+        report = ingest.ingest_landing(conn, home.landing, home.lake, CurationConfig())
         # every line accounted for, file by file
         assert [f.valid_events + f.duplicate_events + f.quarantined_lines for f in report.files] == [
             sum(1 for x in part if x.strip()) for part in parts]
@@ -63,3 +63,8 @@ def test_any_input_is_either_an_event_or_quarantined_never_a_crash(tmp_path_fact
                             "from raw.landed_files").fetchone()[0] == 0
         reasons = [r[0] for r in conn.execute("select reason from raw.quarantine").fetchall()]
         assert all(reasons)
+        # the lake holds the stored events, as stored
+        lake_files = [str(f) for f in home.lake.rglob("*.parquet")]
+        lake = conn.execute("select * from read_parquet($f, hive_partitioning = false) order by all",
+                            {"f": lake_files}).fetchall() if lake_files else []
+        assert lake == conn.execute("select * from raw.events order by all").fetchall()
