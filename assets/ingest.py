@@ -20,8 +20,9 @@ def raw_events(context: dg.AssetExecutionContext, store: StoreResource, curation
     """One row per valid event in the log (unique event_id).
 
     Picks up new transcript files from the landing folder, validates every line, appends the new
-    events here and to the Parquet lake (lake/events/date=...), and sends every invalid line to
-    raw.quarantine with its reason. Re-landing a file or an event adds nothing.
+    events here and to the Parquet lake (lake/events/date=.../part-....parquet: a part for each day of
+    event time the night added to), and sends every invalid line to raw.quarantine with its reason.
+    Re-landing a file or an event adds nothing.
     """
     home = store.paths
     with store.writer() as conn:
@@ -35,6 +36,7 @@ def raw_events(context: dg.AssetExecutionContext, store: StoreResource, curation
             duplicate_events=report.duplicate_events,
             quarantined_lines=report.quarantined_lines,
             quarantined_total=quarantined_total,
+            lake_days_written=report.lake_days,
         )
 
 

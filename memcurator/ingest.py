@@ -58,6 +58,7 @@ class FileReport:
 @dataclass
 class IngestReport:
     files: list[FileReport] = field(default_factory=list)
+    lake_days: int = 0  # days of event time whose new events went to the lake (write_lake)
 
     @property
     def valid_events(self) -> int:
@@ -569,8 +570,8 @@ def ingest_landing(conn: duckdb.DuckDBPyConnection, landing: Path, lake: Path | 
         ensure_table(conn, LAKE_PENDING)
     report = _in_batches(conn, landing, "", cfg, lambda batch: ingest_files(conn, batch, lake, cfg), progress)
     # the batches' new events (and any a run stopped before its lake left pending) written to the lake
-    written = write_lake(conn, lake) if lake is not None else 0
-    if report.files or written:
+    report.lake_days = write_lake(conn, lake) if lake is not None else 0
+    if report.files or report.lake_days:
         conn.execute("CHECKPOINT")
     return report
 

@@ -77,6 +77,10 @@ def test_nightly_job_materializes_everything_and_blocking_checks_pass(fleet_home
         rows, active, warned) and active > 0
     profile = meta["profile"].value
     assert "| text (the view's, not in mart.recall_ranking) | VARCHAR | - | - |" in profile
+    # the ingest's: the days of event time whose events went to the lake, a folder each
+    ingested = next(e.materialization.metadata for e in result.get_asset_materialization_events()
+                    if e.asset_key.to_user_string() == "raw/events")
+    assert ingested["lake_days_written"].value == len(list((fleet_home.lake / "events").iterdir())) > 0
     assert "| entry_id | VARCHAR | 0 |" in profile and "sample" not in profile  # a small store: every row read
 
 

@@ -380,10 +380,10 @@ def test_a_night_adds_a_part_to_each_day_it_added_events_to(conn, home):
     # night one: events of two days, from two files; night two: more of the second day (late recalls and writes)
     write_jsonl(home.landing / "a.jsonl", [write("one", ts="2026-11-02T10:00:00Z"), write("two", ts="2026-11-03T01:00:00Z")])
     write_jsonl(home.landing / "b.jsonl", [write("three", ts="2026-11-02T11:00:00Z")])
-    run_ingest(conn, home)
+    assert run_ingest(conn, home).lake_days == 2
     first = {name: (home.lake / name).stat().st_mtime_ns for name in _parts(home)}
     write_jsonl(home.landing / "c.jsonl", [write("four", ts="2026-11-03T23:59:59Z"), write("five", ts="2026-11-04T00:00:00Z")])
-    run_ingest(conn, home)
+    assert run_ingest(conn, home).lake_days == 2
     rows, _ = _lake(home)
     assert rows == conn.execute("select * from raw.events order by all").fetchall() and len(rows) == 5
     parts = _parts(home)
