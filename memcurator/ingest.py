@@ -481,10 +481,11 @@ LAKE_MERGE_FILES = 16  # a day's folder with this many files has them merged (_t
 def _write_part(folder: Path, reader: pa.RecordBatchReader, members: list[str]) -> None:
     """A part of ``members`` (their names in its metadata, its name their hash) from the rows of ``reader``;
     none when it has none (its events purged since they landed)."""
-    name = f"part-{hashlib.sha256(chr(10).join(members).encode()).hexdigest()[:16]}.parquet"
+    listed = json.dumps(members)  # (a name with a newline in it cannot pass for two)
+    name = f"part-{hashlib.sha256(listed.encode()).hexdigest()[:16]}.parquet"
     tmp = folder / f".{name}.tmp"
     rows = 0
-    with pq.ParquetWriter(tmp, reader.schema.with_metadata({LAKE_SOURCES: json.dumps(members)})) as writer:
+    with pq.ParquetWriter(tmp, reader.schema.with_metadata({LAKE_SOURCES: listed})) as writer:
         for batch in reader:
             writer.write_batch(batch)
             rows += batch.num_rows

@@ -395,6 +395,18 @@ def test_a_night_adds_a_part_to_each_day_it_added_events_to(conn, home):
     assert conn.execute("select count(*) from work.lake_pending").fetchone()[0] == 0
 
 
+def test_parts_of_different_files_never_share_a_name(conn, home):
+    # one file whose name holds a newline, then two files named as its two lines, all of one day
+    write_jsonl(home.landing / "a.jsonl\nb.jsonl", [write("one", ts="2026-11-02T10:00:00Z")])
+    run_ingest(conn, home)
+    write_jsonl(home.landing / "a.jsonl", [write("two", ts="2026-11-02T11:00:00Z")])
+    write_jsonl(home.landing / "b.jsonl", [write("three", ts="2026-11-02T12:00:00Z")])
+    run_ingest(conn, home)
+    rows, files = _lake(home)
+    assert rows == conn.execute("select * from raw.events order by all").fetchall() and len(rows) == 3
+    assert sorted(_parts(home).values()) == [["a.jsonl", "b.jsonl"], ["a.jsonl\nb.jsonl"]]
+
+
 def test_files_the_lake_kept_by_landed_file_stay_beside_the_parts(conn, home):
     # the lake kept a file for each landed file and day before: a night adds its part beside them
     write_jsonl(home.landing / "a.jsonl", [write("one", ts="2026-11-02T10:00:00Z")])
