@@ -21,7 +21,7 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 import duckdb
 import numpy as np
@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 from memcurator import sql
 from memcurator.secrets import redact_sql
 from memcurator.config import CurationConfig
-from memcurator.store import ensure_table, path_literal, registered
+from memcurator.store import ensure_table, registered
 from memcurator.tables import CURATOR_DECISIONS, EVENTS, LANDED_FILES, QUARANTINE, C, Table, register
 
 ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}"
