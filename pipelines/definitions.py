@@ -38,6 +38,11 @@ def build_definitions(resources: dict) -> dg.Definitions:
         schedules=[nightly_curation_schedule, reproducibility_check_schedule],
         sensors=[landing_folder_sensor, nightly_failure_sensor],
         resources=resources,
+        # the store has one writer: an asset materialised from the UI (the asset job, outside
+        # nightly_curation) runs its steps one after the other in the run's process, as the nightly job
+        # does; with Dagster's default executor each step was a process of its own, and two steps side by
+        # side failed on the store's lock
+        executor=dg.in_process_executor,
     )
 
 

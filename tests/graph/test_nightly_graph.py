@@ -166,3 +166,24 @@ def test_the_readmes_analyst_queries_run_on_the_published_snapshot(night_home):
             assert conn.execute(query.replace("'.memcurator/", f"'{night_home.root}/")).fetchall(), query
         lake = conn.execute(f"select count(*) from read_parquet('{night_home.lake}/events/*/*.parquet')").fetchone()[0]
         assert lake == conn.execute("select count(*) from raw.events").fetchone()[0] > 0
+
+
+def test_every_asset_materialised_from_the_ui_runs_on_the_store(fleet_home):
+    """The UI's "Materialize all" (Dagster's asset job, with the Definitions' executor, in an instance of
+    its own): its steps share the store. Under Dagster's default executor each step was a process of its
+    own, and two side by side failed on the store's lock."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    dagster = Path(sys.executable).with_name("dagster")
+    env = {**os.environ, "MEMCURATOR_HOME": str(fleet_home.root), "DAGSTER_HOME": str(fleet_home.dagster_home)}
+    done = subprocess.run([str(dagster), "asset", "materialize", "-m", "pipelines.definitions", "--select", "*",
+                           "--partition", NIGHT], capture_output=True, text=True, env=env,
+                          cwd=Path(__file__).resolve().parents[2], timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Conflicting lock" not in done.stderr
+    with store.connect(fleet_home.store, read_only=True) as conn:
+        assert conn.execute("select count(*) from mart.recall_view").fetchone()[0] > 0
+    assert fleet_home.published.exists()
