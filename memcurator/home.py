@@ -19,6 +19,23 @@ from pathlib import Path
 
 DEFAULT_HOME = ".memcurator"
 HOME_ENV = "MEMCURATOR_HOME"
+# Runs that open the store carry this tag (STORE_TAG: the nightly job, the reproducibility check, the
+# shard split and merge), and the home's Dagster instance runs one of them at a time: the store has one
+# writer, and a run launched beside another (the landing sensor's during a long night, a backfill of
+# several nights) failed on its lock. The instance queues it instead.
+STORE_TAG = ("memcurator/store", "writer")
+DAGSTER_SETTINGS = f"""telemetry:
+  enabled: false
+nux:
+  enabled: false
+concurrency:
+  runs:
+    tag_concurrency_limits:
+      - key: {STORE_TAG[0]}
+        limit: 1
+"""
+# what ensure wrote before: a home that still has it gets the settings above (one edited by hand is kept)
+EARLIER_DAGSTER_SETTINGS = ("telemetry:\n  enabled: false\nnux:\n  enabled: false\n",)
 
 
 @dataclass(frozen=True)
@@ -64,6 +81,6 @@ class Home:
         dagster_home = self.dagster_home
         dagster_home.mkdir(parents=True, exist_ok=True)
         settings = dagster_home / "dagster.yaml"
-        if not settings.exists():
-            settings.write_text("telemetry:\n  enabled: false\nnux:\n  enabled: false\n")
+        if not settings.exists() or settings.read_text() in EARLIER_DAGSTER_SETTINGS:
+            settings.write_text(DAGSTER_SETTINGS)
         return self

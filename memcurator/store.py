@@ -13,7 +13,8 @@ import os
 import re
 import shutil
 import tempfile
-from contextlib import contextmanager
+import time
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
@@ -116,6 +117,37 @@ def connect(path: Path | str, read_only: bool = False) -> Iterator[duckdb.DuckDB
         yield conn
     finally:
         conn.close()
+
+
+LOCKED = "Could not set lock"  # DuckDB's error when another process holds the file
+
+
+def connect_when_free(path: Path | str, wait_seconds: float, log: Callable[[str], None] | None = None,
+                      poll: float = 0.5) -> tuple[AbstractContextManager, duckdb.DuckDBPyConnection]:
+    """``connect(path)`` entered, once no other process holds the store: DuckDB lets one process open the
+    file, and a Dagster run launched beside another (an asset materialised from the UI during a night)
+    failed on its lock. Waits up to ``wait_seconds``, saying so through ``log`` when it starts waiting and
+    each minute after; then fails, naming what DuckDB said. Returns (the context manager, its connection):
+    leave it with ``__exit__``."""
+    started = time.monotonic()
+    said = None
+    while True:
+        opened = connect(path)
+        try:
+            return opened, opened.__enter__()
+        except duckdb.IOException as error:
+            waited = time.monotonic() - started
+            if LOCKED not in str(error):
+                raise
+            if waited >= wait_seconds:
+                raise RuntimeError(f"{path} is held by another process: waited {waited:.0f} s for it "
+                                   f"(DuckDB: {error}); run again when that process ends") from error
+            if log is not None and (said is None or waited - said >= 60):
+                log(f"waiting for {path}: another process holds it (DuckDB: {error}); waited {waited:.0f} s "
+                    f"of {wait_seconds:.0f}")
+                said = waited
+            time.sleep(min(poll, max(wait_seconds - waited, 0.0)))
+            poll = min(poll * 2, 5.0)
 
 
 # a quoted string (kept: it may hold "--") or a comment to the end of its line (dropped)

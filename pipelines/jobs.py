@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from memcurator.home import STORE_TAG
 from pipelines.partitions import nightly_partitions
 
 nightly_curation = dg.define_asset_job(
@@ -9,5 +10,6 @@ nightly_curation = dg.define_asset_job(
     selection=dg.AssetSelection.all(),
     partitions_def=nightly_partitions,
     executor_def=dg.in_process_executor,
+    tags=dict([STORE_TAG]),  # one such run at a time (memcurator.home.DAGSTER_SETTINGS)
     description="Ingest new transcripts, then derive every curated table as of the night, then publish.",
 )

@@ -4,6 +4,7 @@ command line). It only reads the store, so it runs beside no night: weekly, away
 
 import dagster as dg
 
+from memcurator.home import STORE_TAG
 from memcurator.rederive import StoreChanged, rederive_check
 from pipelines.resources import StoreResource
 
@@ -29,7 +30,7 @@ def rederive_and_compare(context: dg.OpExecutionContext, store: StoreResource) -
 
 @dg.job(description="The incremental nights' tables against the full derivation of the last night, from the "
                     "log alone: every table must be identical (reads the store, writes a scratch copy beside it).",
-        executor_def=dg.in_process_executor)
+        executor_def=dg.in_process_executor, tags=dict([STORE_TAG]))
 def reproducibility_check():
     rederive_and_compare()
 

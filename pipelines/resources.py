@@ -24,9 +24,12 @@ class StoreResource(dg.ConfigurableResource):
     In a run, the steps of a process share one connection, opened by the first step that writes and
     closed when the run ends: each step opening the file again started from cold buffers and closed with
     a checkpoint of its own. A step that fails closes it; the next step opens another. Outside a run (a
-    sensor, a test calling a check) each use opens its own."""
+    sensor, a test calling a check) each use opens its own. Either way, while another process holds the
+    store (DuckDB lets one open it), the opening waits up to ``lock_wait_seconds`` (docs/reliability.md)."""
 
     home: str
+    # how long a step waits for the store while another process holds it (store.connect_when_free)
+    lock_wait_seconds: int = 3600
     _run: bool = PrivateAttr(default=False)
     _open: Optional[AbstractContextManager] = PrivateAttr(default=None)
     _conn: Optional[duckdb.DuckDBPyConnection] = PrivateAttr(default=None)
@@ -47,15 +50,20 @@ class StoreResource(dg.ConfigurableResource):
             opened, self._open, self._conn = self._open, None, None
             opened.__exit__(None, None, None)
 
+    def _connect(self) -> tuple[AbstractContextManager, duckdb.DuckDBPyConnection]:
+        return store.connect_when_free(self.paths.store, self.lock_wait_seconds, dg.get_dagster_logger().info)
+
     @contextmanager
     def writer(self) -> Iterator[duckdb.DuckDBPyConnection]:
         if not self._run:
-            with store.connect(self.paths.store) as conn:
+            opened, conn = self._connect()
+            try:
                 yield conn
+            finally:
+                opened.__exit__(None, None, None)
             return
         if self._conn is None:
-            self._open = store.connect(self.paths.store)
-            self._conn = self._open.__enter__()
+            self._open, self._conn = self._connect()
         try:
             yield self._conn
         except BaseException:

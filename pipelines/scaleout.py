@@ -20,6 +20,7 @@ import dagster as dg
 from assets._tables import OWNERS
 from memcurator import compaction, ingest, scaleout, shards, sql, store
 from memcurator.entries import as_of_for_night
+from memcurator.home import STORE_TAG
 from pipelines.partitions import nightly_partitions
 from pipelines.resources import CurationResource, StoreResource
 
@@ -111,12 +112,14 @@ def build_scaleout_definitions(home: str | dg.EnvVar | None = None, root: str | 
                                               "published_by": dg.MetadataValue.text(published.published_by),
                                               "written_bytes": dg.MetadataValue.int(published.written)})
 
+    # the split reads the home's store and the merge writes it: one run that opens it at a time
+    # (memcurator.home.DAGSTER_SETTINGS); the derive runs read only their shards
     shard_split = dg.define_asset_job("shard_split", selection=[shard_inputs], partitions_def=nightly_partitions,
-                                      executor_def=dg.in_process_executor)
+                                      executor_def=dg.in_process_executor, tags=dict([STORE_TAG]))
     shard_derive = dg.define_asset_job("shard_derive", selection=[shard_derived], partitions_def=partitions,
                                        executor_def=scaleout.executor())
     shard_merge = dg.define_asset_job("shard_merge", selection=[shard_store], partitions_def=nightly_partitions,
-                                      executor_def=dg.in_process_executor)
+                                      executor_def=dg.in_process_executor, tags=dict([STORE_TAG]))
 
     return dg.Definitions(
         assets=[shard_inputs, shard_derived, shard_store],

@@ -13,6 +13,10 @@ from pipelines.reproducibility import reproducibility_check
 from pipelines.resources import StoreResource
 
 
+UNFINISHED = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
+              dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING]
+
+
 # New transcript files should not wait for 02:00: when the landing folder gains files, run the
 # job for the latest complete night. The sensor only lists the folder (never opens DuckDB, which
 # the running job may hold), and its cursor is the hash of the file list it last acted on.
@@ -26,6 +30,11 @@ def landing_folder_sensor(context: dg.SensorEvaluationContext, store: StoreResou
     digest = hashlib.sha256(json.dumps(names).encode()).hexdigest()[:16]
     if digest == context.cursor:
         return dg.SkipReason("no new files since the last run")
+    # one night at a time: the cursor stays, so the files are acted on at the first tick after that run
+    # (which, queued, ingests them itself); without this, a night longer than the files' interval piled
+    # up runs behind it
+    if context.instance.get_runs(dg.RunsFilter(job_name=nightly_curation.name, statuses=UNFINISHED), limit=1):
+        return dg.SkipReason("a nightly run is queued or in progress: the new files wait for it to end")
     night = (datetime.now(timezone.utc) - timedelta(days=1)).date().isoformat()
     return dg.SensorResult(
         run_requests=[dg.RunRequest(run_key=digest, partition_key=night, tags={"trigger": "landing"})],

@@ -47,3 +47,115 @@ def test_outside_a_run_each_use_opens_its_own_connection(home):
         assert second.execute("select count(*) from t").fetchone()[0] == 0
     with store.connect(home.store, read_only=True) as reader:  # none left open
         assert reader.execute("select count(*) from t").fetchone()[0] == 0
+
+
+def _held_by_another_process(home, seconds: float):
+    """A process that opens the store, says so (a file beside it) and holds it ``seconds``."""
+    import subprocess
+    import sys
+    import time
+
+    ready = home.root / "holder-ready"
+    code = ("import sys, time, duckdb; c = duckdb.connect(sys.argv[1]); open(sys.argv[2], 'w').close(); "
+            "time.sleep(float(sys.argv[3])); c.close()")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(home.store), str(ready), str(seconds)])
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        assert holder.poll() is None and time.monotonic() < deadline, "the holder did not open the store"
+        time.sleep(0.05)
+    return holder
+
+
+def test_a_step_waits_while_another_process_holds_the_store(home):
+    """A run launched beside another (an asset materialised from the UI during a night) waits for the
+    store instead of failing on DuckDB's lock."""
+    import time
+
+    holder = _held_by_another_process(home, 2.0)
+    started = time.monotonic()
+    with dg.build_resources({"store": StoreResource(home=str(home.root), lock_wait_seconds=120)}) as resources:
+        with resources.store.writer() as conn:
+            waited = time.monotonic() - started
+            assert holder.poll() is not None  # opened once the holder had let go
+            conn.execute("create table t (x integer)")
+    assert waited > 0.5
+    holder.wait()
+
+
+def test_a_step_that_waited_too_long_says_who_holds_the_store(home):
+    holder = _held_by_another_process(home, 30.0)
+    try:
+        with pytest.raises(RuntimeError, match="held by another process: waited .* Conflicting lock"):
+            with StoreResource(home=str(home.root), lock_wait_seconds=1).writer():
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with StoreResource(home=str(home.root), lock_wait_seconds=1).writer() as conn:  # free again
+        conn.execute("select 1")
+
+
+def test_the_homes_dagster_instance_runs_one_store_run_at_a_time(home):
+    """The nightly job, the reproducibility check and the shard split and merge carry the store's tag, and
+    the home's instance (dagster.yaml, written by Home.ensure) lets one such run be in progress: the
+    next is held in the queue, a run without the tag is not."""
+    import uuid
+
+    from dagster._utils.tags import TagConcurrencyLimitsCounter
+
+    from memcurator.home import STORE_TAG
+    from pipelines.definitions import defs
+    from pipelines.scaleout import defs as scaleout_defs
+
+    jobs = [defs.resolve_job_def("nightly_curation"), defs.resolve_job_def("reproducibility_check"),
+            scaleout_defs.resolve_job_def("shard_split"), scaleout_defs.resolve_job_def("shard_merge")]
+    assert all(job.tags.get(STORE_TAG[0]) == STORE_TAG[1] for job in jobs)
+    assert STORE_TAG[0] not in scaleout_defs.resolve_job_def("shard_derive").tags  # reads only its shard
+
+    with dg.DagsterInstance.from_config(str(home.dagster_home)) as instance:
+        limits = instance.get_concurrency_config().run_queue_config.tag_concurrency_limits
+
+        def run(tags):
+            return dg.DagsterRun(job_name="nightly_curation", run_id=str(uuid.uuid4()), tags=tags)
+
+        in_progress = run(dict([STORE_TAG]))
+        assert not TagConcurrencyLimitsCounter(limits, []).is_blocked(in_progress)
+        counter = TagConcurrencyLimitsCounter(limits, [in_progress])
+        assert counter.is_blocked(run(dict([STORE_TAG])))
+        assert not counter.is_blocked(run({}))
+
+
+def test_a_home_with_the_earlier_dagster_settings_gets_the_store_limit_and_an_edited_one_is_kept(tmp_path):
+    from memcurator.home import DAGSTER_SETTINGS, EARLIER_DAGSTER_SETTINGS, Home
+
+    earlier = Home.from_env(tmp_path / "earlier")
+    earlier.dagster_home.mkdir(parents=True)
+    (earlier.dagster_home / "dagster.yaml").write_text(EARLIER_DAGSTER_SETTINGS[0])
+    assert (earlier.ensure().dagster_home / "dagster.yaml").read_text() == DAGSTER_SETTINGS
+    edited = Home.from_env(tmp_path / "edited")
+    edited.dagster_home.mkdir(parents=True)
+    (edited.dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: true\n")
+    assert (edited.ensure().dagster_home / "dagster.yaml").read_text() == "telemetry:\n  enabled: true\n"
+
+
+def test_the_instance_settings_in_docs_scaleout_load_with_the_store_limit(tmp_path):
+    """docs/scaleout.md's dagster.yaml examples load in this Dagster (their storage aside: Postgres is not
+    installed) and hold one store run at a time. The run queue set under run_coordinator beside
+    concurrency.pools, as they did before, is refused."""
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "scaleout.md").read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    assert len(blocks) == 2
+    for number, block in enumerate(blocks):
+        settings = {k: v for k, v in yaml.safe_load(block).items() if k != "storage"}
+        folder = tmp_path / str(number)
+        folder.mkdir()
+        (folder / "dagster.yaml").write_text(yaml.safe_dump(settings))
+        with dg.DagsterInstance.from_config(str(folder)) as instance:
+            runs = instance.get_concurrency_config().run_queue_config
+            assert {"key": "memcurator/store", "limit": 1} in runs.tag_concurrency_limits
+            assert runs.max_concurrent_runs == 32
