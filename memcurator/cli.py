@@ -521,11 +521,14 @@ def purge_command(namespace: Optional[str] = typer.Option(None, "--namespace", "
     h = _home(home)
     if not yes and not typer.confirm(f"Permanently delete every event of {kind} {target!r} under {h.root}?"):
         raise typer.Exit(1)
-    try:
-        receipt = purge(h, kind, target, reason)
+    try:  # a night holding the store is waited for (an hour at most), as a run's steps wait
+        receipt = purge(h, kind, target, reason, log=lambda line: console.print(f"[yellow]{line}[/]"))
     except ValueError as error:
         console.print(f"[red]{error}[/]")
         raise typer.Exit(2)
+    except store.StoreBusy as error:
+        console.print(f"[red]{error}[/]")
+        raise typer.Exit(1)
     console.print(f"purged {receipt.landing_lines} landed lines ({receipt.landing_files_rewritten} files), "
                   f"{receipt.store_events} events, {receipt.store_quarantine_rows} quarantined lines, "
                   f"{receipt.decision_files_deleted} decision files, {receipt.lake_rows} lake rows; "

@@ -29,6 +29,7 @@ import gzip
 import hashlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -141,12 +142,12 @@ def _purge_lake(home: Home, conn: duckdb.DuckDBPyConnection, kind: str, target: 
         receipt.lake_files_rewritten += 1
 
 
-def _compact(path: Path) -> None:
+def _compact(path: Path, wait_seconds: float = 0, log: Callable[[str], None] | None = None) -> None:
     """Copy every table and view into a fresh file and rename it over the store: freed blocks of
     the old file (which still hold deleted bytes) are gone with it."""
     fresh = path.with_name(f".{path.name}.compact.tmp")
     fresh.unlink(missing_ok=True)
-    with store.connect(path) as conn:
+    with store.connect_when_free(path, wait_seconds, log) as conn:
         conn.execute("CHECKPOINT")
         name = conn.execute("select current_database()").fetchone()[0]
         conn.execute(f"ATTACH '{store.path_literal(fresh)}' AS fresh")
@@ -157,7 +158,12 @@ def _compact(path: Path) -> None:
 
 
 def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig = CurationConfig(),
-          now: datetime | None = None) -> PurgeReceipt:
+          now: datetime | None = None, wait_seconds: float = 3600,
+          log: Callable[[str], None] | None = None) -> PurgeReceipt:
+    """Remove every event of the namespace or end user (``kind``: namespace or user_id) from the landing
+    files, the store, the lake, the curator decisions and the published snapshot, derive the last night
+    again without them, and write a receipt to the ledger. While another process holds the store (a
+    night), each of its opens waits up to ``wait_seconds``, saying so through ``log``."""
     if kind not in KINDS:
         raise ValueError(f"purge by {kind!r}: only {', '.join(KINDS)}")
     if not target or not reason.strip():
@@ -167,7 +173,7 @@ def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig =
         purge_id="p_" + hashlib.sha256(f"{kind}\x1f{target}\x1f{now.isoformat()}".encode()).hexdigest()[:16],
         at=now.strftime("%Y-%m-%dT%H:%M:%SZ"), kind=kind,
         target_sha256=hashlib.sha256(target.encode()).hexdigest(), reason=reason)
-    with store.connect(home.store) as conn:  # the exclusive lock: no nightly run interleaves
+    with store.connect_when_free(home.store, wait_seconds, log) as conn:  # the exclusive lock: no night interleaves
         # the folders a killed night, re-derivation check or profile left beside the store hold entries'
         # texts or copies of the store or of its events: none may keep what the purge removes
         store.remove_every_spill(home.store)
@@ -207,9 +213,9 @@ def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig =
             receipt.rederived_as_of = last.isoformat()
         # what the night changed names the purged entries; the next night derives everything instead
         changes.forget(conn)
-    _compact(home.store)
+    _compact(home.store, wait_seconds, log)
     if home.published.exists():
-        store.publish(home.store, home.published, keep_spare=False)
+        store.publish(home.store, home.published, keep_spare=False, wait_seconds=wait_seconds, log=log)
     receipt.line_sha256.sort()
     with open(home.root / LEDGER, "ab") as ledger:
         ledger.write(orjson.dumps(asdict(receipt)) + b"\n")

@@ -14,7 +14,7 @@ import re
 import shutil
 import tempfile
 import time
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
@@ -122,32 +122,41 @@ def connect(path: Path | str, read_only: bool = False) -> Iterator[duckdb.DuckDB
 LOCKED = "Could not set lock"  # DuckDB's error when another process holds the file
 
 
+@contextmanager
 def connect_when_free(path: Path | str, wait_seconds: float, log: Callable[[str], None] | None = None,
-                      poll: float = 0.5) -> tuple[AbstractContextManager, duckdb.DuckDBPyConnection]:
-    """``connect(path)`` entered, once no other process holds the store: DuckDB lets one process open the
-    file, and a Dagster run launched beside another (an asset materialised from the UI during a night)
-    failed on its lock. Waits up to ``wait_seconds``, saying so through ``log`` when it starts waiting and
-    each minute after; then fails, naming what DuckDB said. Returns (the context manager, its connection):
-    leave it with ``__exit__``."""
+                      poll: float = 0.5) -> Iterator[duckdb.DuckDBPyConnection]:
+    """``connect(path)``, once no other process holds the store: DuckDB lets one process open the file,
+    and a run or command launched beside another (an asset materialised from the UI during a night, a
+    purge) failed on its lock. Waits up to ``wait_seconds``, saying so through ``log`` when it starts
+    waiting and each minute after; then fails, naming what DuckDB said."""
     started = time.monotonic()
     said = None
     while True:
         opened = connect(path)
         try:
-            return opened, opened.__enter__()
+            conn = opened.__enter__()
+            break
         except duckdb.IOException as error:
             waited = time.monotonic() - started
             if LOCKED not in str(error):
                 raise
             if waited >= wait_seconds:
-                raise RuntimeError(f"{path} is held by another process: waited {waited:.0f} s for it "
-                                   f"(DuckDB: {error}); run again when that process ends") from error
+                raise StoreBusy(f"{path} is held by another process: waited {waited:.0f} s for it "
+                                f"(DuckDB: {error}); run again when that process ends") from error
             if log is not None and (said is None or waited - said >= 60):
                 log(f"waiting for {path}: another process holds it (DuckDB: {error}); waited {waited:.0f} s "
                     f"of {wait_seconds:.0f}")
                 said = waited
             time.sleep(min(poll, max(wait_seconds - waited, 0.0)))
             poll = min(poll * 2, 5.0)
+    try:
+        yield conn
+    finally:
+        opened.__exit__(None, None, None)
+
+
+class StoreBusy(RuntimeError):
+    """Another process held the store for longer than the caller would wait."""
 
 
 # a quoted string (kept: it may hold "--") or a comment to the end of its line (dropped)
@@ -546,7 +555,8 @@ def _differing_runs(new, old, offset: int, n: int, m: int) -> list[tuple[int, in
     return [(int(low) * PAGE, min(int(high) * PAGE, n)) for low, high in zip(edges[::2], edges[1::2])]
 
 
-def publish(store_path: Path, published_path: Path, keep_spare: bool | None = None) -> Published:
+def publish(store_path: Path, published_path: Path, keep_spare: bool | None = None, wait_seconds: float = 0,
+            log: Callable[[str], None] | None = None) -> Published:
     """Write the readers' snapshot of the store atomically (a temp file, then renamed over the snapshot)
     so that a night's publish costs what the night changed, not the whole file, where it can:
 
@@ -558,10 +568,11 @@ def publish(store_path: Path, published_path: Path, keep_spare: bool | None = No
 
     ``keep_spare=False`` keeps no earlier snapshot and removes every file a publish left, a running one's
     too (a purge: no file may keep what it removed). By default the environment decides whether the
-    spare is kept (``spare_wanted``); turned off, the next publish removes it."""
+    spare is kept (``spare_wanted``); turned off, the next publish removes it. ``wait_seconds``, ``log``: as
+    connect_when_free, while another process holds the store (a purge run beside a night)."""
     purge = keep_spare is False
     keep_spare = spare_wanted() if keep_spare is None else keep_spare
-    with connect(store_path) as conn:
+    with connect_when_free(store_path, wait_seconds, log) as conn:
         conn.execute("CHECKPOINT")
     published_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = published_path.with_name(f".{published_path.name}.{os.getpid()}.tmp")

@@ -50,20 +50,18 @@ class StoreResource(dg.ConfigurableResource):
             opened, self._open, self._conn = self._open, None, None
             opened.__exit__(None, None, None)
 
-    def _connect(self) -> tuple[AbstractContextManager, duckdb.DuckDBPyConnection]:
+    def _connect(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
         return store.connect_when_free(self.paths.store, self.lock_wait_seconds, dg.get_dagster_logger().info)
 
     @contextmanager
     def writer(self) -> Iterator[duckdb.DuckDBPyConnection]:
         if not self._run:
-            opened, conn = self._connect()
-            try:
+            with self._connect() as conn:
                 yield conn
-            finally:
-                opened.__exit__(None, None, None)
             return
         if self._conn is None:
-            self._open, self._conn = self._connect()
+            self._open = self._connect()
+            self._conn = self._open.__enter__()
         try:
             yield self._conn
         except BaseException:

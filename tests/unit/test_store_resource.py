@@ -56,6 +56,7 @@ def _held_by_another_process(home, seconds: float):
     import time
 
     ready = home.root / "holder-ready"
+    ready.unlink(missing_ok=True)
     code = ("import sys, time, duckdb; c = duckdb.connect(sys.argv[1]); open(sys.argv[2], 'w').close(); "
             "time.sleep(float(sys.argv[3])); c.close()")
     holder = subprocess.Popen([sys.executable, "-c", code, str(home.store), str(ready), str(seconds)])
@@ -85,7 +86,7 @@ def test_a_step_waits_while_another_process_holds_the_store(home):
 def test_a_step_that_waited_too_long_says_who_holds_the_store(home):
     holder = _held_by_another_process(home, 30.0)
     try:
-        with pytest.raises(RuntimeError, match="held by another process: waited .* Conflicting lock"):
+        with pytest.raises(store.StoreBusy, match="held by another process: waited .* Conflicting lock"):
             with StoreResource(home=str(home.root), lock_wait_seconds=1).writer():
                 pass
     finally:
