@@ -468,7 +468,7 @@ def write_lake(conn: duckdb.DuckDBPyConnection, lake: Path) -> int:
             f"SELECT {EVENTS.select_list()} FROM raw.events SEMI JOIN (SELECT source_file FROM work.lake_pending "
             "WHERE day = $day) USING (source_file) WHERE ts >= $day AND ts < $day + INTERVAL 1 DAY ORDER BY event_id",
             {"day": day}).fetch_record_batch(LAKE_READ_ROWS)
-        _write_part(folder, reader, sources)
+        write_part(folder, reader, sources)
         _tidy_day(conn, folder)
     if pending:
         conn.execute("DELETE FROM work.lake_pending")
@@ -478,9 +478,10 @@ def write_lake(conn: duckdb.DuckDBPyConnection, lake: Path) -> int:
 LAKE_MERGE_FILES = 16  # a day's folder with this many files has them merged (_tidy_day)
 
 
-def _write_part(folder: Path, reader: pa.RecordBatchReader, members: list[str]) -> None:
-    """A part of ``members`` (their names in its metadata, its name their hash) from the rows of ``reader``;
-    none when it has none (its events purged since they landed)."""
+def write_part(folder: Path, reader: pa.RecordBatchReader, members: list[str]) -> Path | None:
+    """A part of ``members`` (their names in its metadata, its name their hash) from the rows of ``reader``,
+    its path; none when it has none (its events purged since they landed). A purge writes a part again
+    with the same members: the same name."""
     listed = json.dumps(members)  # (a name with a newline in it cannot pass for two)
     name = f"part-{hashlib.sha256(listed.encode()).hexdigest()[:16]}.parquet"
     tmp = folder / f".{name}.tmp"
@@ -491,16 +492,23 @@ def _write_part(folder: Path, reader: pa.RecordBatchReader, members: list[str]) 
             rows += batch.num_rows
     if rows:
         os.replace(tmp, folder / name)
-    else:
-        tmp.unlink()
+        return folder / name
+    tmp.unlink()
+    return None
+
+
+def part_sources(path: Path) -> list[str] | None:
+    """The landing files a lake part's events came from (its metadata); None for a file that names none
+    (one for a landed file and day, as the lake was kept before, or one an earlier version's purge wrote again)."""
+    metadata = pq.read_schema(path).metadata or {}
+    key = LAKE_SOURCES.encode()
+    return json.loads(metadata[key]) if key in metadata else None
 
 
 def _members(path: Path) -> frozenset[str]:
-    """What a lake file holds: the landing files its events came from (a part's metadata), or, where it names
-    none (a file a purge wrote again, or one for a landed file and day as the lake was kept before), itself."""
-    metadata = pq.read_schema(path).metadata or {}
-    key = LAKE_SOURCES.encode()
-    return frozenset(json.loads(metadata[key])) if key in metadata else frozenset([f"file:{path.name}"])
+    """What a lake file holds: the landing files its events came from, or, where it names none, itself."""
+    sources = part_sources(path)
+    return frozenset(sources) if sources is not None else frozenset([f"file:{path.name}"])
 
 
 def _tidy_day(conn: duckdb.DuckDBPyConnection, folder: Path) -> None:
@@ -525,7 +533,7 @@ def _tidy_day(conn: duckdb.DuckDBPyConnection, folder: Path) -> None:
     reader = conn.execute("SELECT * FROM read_parquet($files, union_by_name = true, hive_partitioning = false) "
                           "ORDER BY event_id",
                           {"files": [str(path) for path in merging]}).fetch_record_batch(LAKE_READ_ROWS)
-    _write_part(folder, reader, members)
+    write_part(folder, reader, members)
     for path in merging:
         path.unlink()
 

@@ -131,10 +131,16 @@ def _purge_lake(home: Home, conn: duckdb.DuckDBPyConnection, kind: str, target: 
         if not hit:
             continue
         left = conn.execute(f"select count(*) from read_parquet('{source}')").fetchone()[0] - hit
-        if left:
+        kept = (f"select * from read_parquet('{source}') where {kind} is distinct from $target order by event_id")
+        sources = ingest.part_sources(path)
+        if left and sources is not None:  # a part: written again under its name, naming the same landing files
+            written = ingest.write_part(path.parent, conn.execute(kept, {"target": target}).fetch_record_batch(),
+                                        sources)
+            if written != path:
+                path.unlink()
+        elif left:  # a file of the lake as it was kept before (by landed file and day): it names itself
             tmp = path.with_name(f".{path.name}.purge.tmp")
-            conn.execute(f"COPY (select * from read_parquet('{source}') where {kind} is distinct from $target "
-                         f"order by event_id) TO '{store.path_literal(tmp)}' (FORMAT parquet)", {"target": target})
+            conn.execute(f"COPY ({kept}) TO '{store.path_literal(tmp)}' (FORMAT parquet)", {"target": target})
             os.replace(tmp, path)
         else:
             path.unlink()

@@ -189,3 +189,32 @@ def test_a_purge_waits_for_a_process_holding_the_store_and_then_completes(built)
     assert holder.wait() == 0
     assert receipt.store_events == 1 and USER_TEXT not in _found(built, [USER_TEXT])
     assert said and "another process holds it" in said[0]
+
+
+def test_a_purged_lake_part_keeps_its_name_and_the_landing_files_it_names(built):
+    """A part the purge writes again keeps the names of the landing files its events came from (its
+    metadata) and its own name, so the lake's parts merge and are told apart as before; its rows are the
+    part's but the target's, in event_id order."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from memcurator import ingest
+
+    def parts():
+        return {p.relative_to(built.lake): (ingest.part_sources(p), pq.read_table(p))
+                for p in sorted((built.lake / "events").rglob("*.parquet"))}
+
+    before = parts()
+    assert all(sources is not None for sources, _ in before.values())  # the job's lake: parts only
+    receipt = purge(built, "user_id", "bob", "right to erasure request 2026-11-30")
+    after = parts()
+    assert receipt.lake_files_rewritten >= 1 and set(after) <= set(before)
+    rewritten = 0
+    for name, (sources, table) in after.items():
+        old_sources, old = before[name]
+        assert sources == old_sources, name
+        expected = old.filter(pc.not_equal(old["user_id"].fill_null(""), "bob"))  # the rows but bob's
+        assert table.select(old.column_names).equals(expected), name
+        assert table["event_id"].to_pylist() == sorted(table["event_id"].to_pylist())
+        rewritten += table.num_rows != old.num_rows
+    assert rewritten >= 1
