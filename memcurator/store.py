@@ -122,6 +122,10 @@ def connect(path: Path | str, read_only: bool = False) -> Iterator[duckdb.DuckDB
 LOCKED = "Could not set lock"  # DuckDB's error when another process holds the file
 
 
+class StoreBusy(RuntimeError):
+    """Another process held the store for longer than the caller would wait."""
+
+
 @contextmanager
 def connect_when_free(path: Path | str, wait_seconds: float, log: Callable[[str], None] | None = None,
                       poll: float = 0.5) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -153,10 +157,6 @@ def connect_when_free(path: Path | str, wait_seconds: float, log: Callable[[str]
         yield conn
     finally:
         opened.__exit__(None, None, None)
-
-
-class StoreBusy(RuntimeError):
-    """Another process held the store for longer than the caller would wait."""
 
 
 # a quoted string (kept: it may hold "--") or a comment to the end of its line (dropped)

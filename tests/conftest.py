@@ -71,3 +71,21 @@ def shared_data(*parts: str) -> Path:
     if not path.exists():
         pytest.fail(f"{path} is missing: tests marked shared_data need ../shared/data beside the repository")
     return path
+
+
+def held_by_another_process(home, seconds: float):
+    """A process that opens the store, says so (a file beside it) and holds it ``seconds``."""
+    import subprocess
+    import sys
+    import time
+
+    ready = home.root / "holder-ready"
+    ready.unlink(missing_ok=True)
+    code = ("import sys, time, duckdb; c = duckdb.connect(sys.argv[1]); open(sys.argv[2], 'w').close(); "
+            "time.sleep(float(sys.argv[3])); c.close()")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(home.store), str(ready), str(seconds)])
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        assert holder.poll() is None and time.monotonic() < deadline, "the holder did not open the store"
+        time.sleep(0.05)
+    return holder

@@ -21,7 +21,7 @@ from memcurator import decisions, store
 from memcurator.home import HOME_ENV, Home
 from memcurator.purge import LEDGER, purge
 from memcurator.runner import run_nightly
-from tests.conftest import ev, write, write_jsonl
+from tests.conftest import ev, held_by_another_process, write, write_jsonl
 
 GONE = "tenant-gone"
 STAYS = "tenant-stays"
@@ -173,9 +173,7 @@ def test_purge_needs_a_reason_and_a_known_kind(built):
 def test_a_purge_waits_for_a_process_holding_the_store_and_then_completes(built):
     """A purge run while a night holds the store waits for it (saying so), where it failed on DuckDB's
     lock; one that may not wait fails clearly and removes nothing."""
-    from tests.unit.test_store_resource import _held_by_another_process
-
-    holder = _held_by_another_process(built, 30.0)
+    holder = held_by_another_process(built, 30.0)
     try:
         with pytest.raises(store.StoreBusy, match="held by another process"):
             purge(built, "user_id", "bob", "right to erasure request 2026-11-30", wait_seconds=0)
@@ -184,7 +182,7 @@ def test_a_purge_waits_for_a_process_holding_the_store_and_then_completes(built)
         holder.wait()
     assert USER_TEXT in _found(built, [USER_TEXT])  # nothing removed
     said = []
-    holder = _held_by_another_process(built, 2.0)
+    holder = held_by_another_process(built, 2.0)
     receipt = purge(built, "user_id", "bob", "right to erasure request 2026-11-30", log=said.append)
     assert holder.wait() == 0
     assert receipt.store_events == 1 and USER_TEXT not in _found(built, [USER_TEXT])

@@ -7,6 +7,7 @@ import pytest
 
 from memcurator import store
 from pipelines.resources import StoreResource
+from tests.conftest import held_by_another_process
 
 
 def test_the_steps_of_a_run_share_one_connection_and_the_run_closes_it(home):
@@ -49,30 +50,12 @@ def test_outside_a_run_each_use_opens_its_own_connection(home):
         assert reader.execute("select count(*) from t").fetchone()[0] == 0
 
 
-def _held_by_another_process(home, seconds: float):
-    """A process that opens the store, says so (a file beside it) and holds it ``seconds``."""
-    import subprocess
-    import sys
-    import time
-
-    ready = home.root / "holder-ready"
-    ready.unlink(missing_ok=True)
-    code = ("import sys, time, duckdb; c = duckdb.connect(sys.argv[1]); open(sys.argv[2], 'w').close(); "
-            "time.sleep(float(sys.argv[3])); c.close()")
-    holder = subprocess.Popen([sys.executable, "-c", code, str(home.store), str(ready), str(seconds)])
-    deadline = time.monotonic() + 60
-    while not ready.exists():
-        assert holder.poll() is None and time.monotonic() < deadline, "the holder did not open the store"
-        time.sleep(0.05)
-    return holder
-
-
 def test_a_step_waits_while_another_process_holds_the_store(home):
     """A run launched beside another (an asset materialised from the UI during a night) waits for the
     store instead of failing on DuckDB's lock."""
     import time
 
-    holder = _held_by_another_process(home, 2.0)
+    holder = held_by_another_process(home, 2.0)
     started = time.monotonic()
     with dg.build_resources({"store": StoreResource(home=str(home.root), lock_wait_seconds=120)}) as resources:
         with resources.store.writer() as conn:
@@ -84,7 +67,7 @@ def test_a_step_waits_while_another_process_holds_the_store(home):
 
 
 def test_a_step_that_waited_too_long_says_who_holds_the_store(home):
-    holder = _held_by_another_process(home, 30.0)
+    holder = held_by_another_process(home, 30.0)
     try:
         with pytest.raises(store.StoreBusy, match="held by another process: waited .* Conflicting lock"):
             with StoreResource(home=str(home.root), lock_wait_seconds=1).writer():
