@@ -14,7 +14,6 @@ hashes of a per-entry table decodes every vector of the columns it reads, whatev
 from __future__ import annotations
 
 import json
-import shutil
 import tempfile
 import time
 from collections import defaultdict
@@ -81,7 +80,7 @@ def copy_store(path: Path, folder: Path) -> Path:
         with store.connect(path, read_only=True):
             for part in (path, path.with_name(path.name + ".wal")):
                 if part.exists():
-                    shutil.copy2(part, folder / part.name)
+                    store.copy_file(part, folder / part.name)  # (the read's lock kept under the copy)
     except (duckdb.IOException, duckdb.ConnectionException) as error:
         raise StoreUnavailable(f"{path} cannot be read now (a night may be writing it): try again after it. "
                                f"DuckDB: {str(error).splitlines()[0]}") from error

@@ -150,7 +150,10 @@ def _purge_lake(home: Home, conn: duckdb.DuckDBPyConnection, kind: str, target: 
 
 def _compact(path: Path, wait_seconds: float = 0, log: Callable[[str], None] | None = None) -> None:
     """Copy every table and view into a fresh file and rename it over the store: freed blocks of
-    the old file (which still hold deleted bytes) are gone with it."""
+    the old file (which still hold deleted bytes) are gone with it. Renamed while the old file is held:
+    a night that opened it in between wrote to the file the rename unlinked. (Its write-ahead log,
+    empty after the checkpoint, goes first: a night's on the fresh file may follow the rename, and
+    DuckDB's close of a connection that wrote nothing since its checkpoint leaves the log's name alone.)"""
     fresh = path.with_name(f".{path.name}.compact.tmp")
     fresh.unlink(missing_ok=True)
     with store.connect_when_free(path, wait_seconds, log) as conn:
@@ -159,8 +162,8 @@ def _compact(path: Path, wait_seconds: float = 0, log: Callable[[str], None] | N
         conn.execute(f"ATTACH '{store.path_literal(fresh)}' AS fresh")
         conn.execute(f'COPY FROM DATABASE "{name}" TO fresh')
         conn.execute("DETACH fresh")
-    os.replace(fresh, path)
-    Path(str(path) + ".wal").unlink(missing_ok=True)
+        Path(str(path) + ".wal").unlink(missing_ok=True)
+        os.replace(fresh, path)
 
 
 def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig = CurationConfig(),

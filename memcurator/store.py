@@ -454,6 +454,33 @@ class Published(NamedTuple):
     written: int  # bytes written (0 for a clone; for a delta, the pages that differed)
 
 
+# The publish reads the store through one descriptor per file, kept open: a process's locks on a file go
+# when it closes any descriptor of it (POSIX), and DuckDB's lock on the store is one. Read through
+# descriptors closed after each copy, a publish in the nightly job (whose run holds the store until it
+# ends) and a purge's dropped the store's lock under the copy: another process could then open the store
+# and write it while the snapshot was copied, or beside the run's connection. A descriptor goes when its
+# path names another file (or none): no process can open the file it held by name any more.
+_READERS: dict[tuple[int, int], tuple[str, int]] = {}
+
+
+def _reader(path: Path) -> int:
+    """A descriptor of ``path`` for reading that stays open (see _READERS)."""
+    for key, (name, fd) in list(_READERS.items()):
+        try:
+            current = os.stat(name)
+            stale = (current.st_dev, current.st_ino) != key
+        except FileNotFoundError:
+            stale = True
+        if stale:
+            os.close(fd)
+            del _READERS[key]
+    status = os.stat(path)
+    key = (status.st_dev, status.st_ino)
+    if key not in _READERS:
+        _READERS[key] = (str(path), os.open(path, os.O_RDONLY))
+    return _READERS[key][1]
+
+
 def _clone(source: Path, target: Path) -> bool:
     """Write ``target`` as a clone of ``source`` where the filesystem can share blocks between files (XFS,
     btrfs; the blocks part only as either file is written later). False where it cannot (ext4, or no such
@@ -461,8 +488,8 @@ def _clone(source: Path, target: Path) -> bool:
     try:
         import fcntl
 
-        with open(source, "rb") as src, open(target, "wb") as dst:
-            fcntl.ioctl(dst.fileno(), FICLONE, src.fileno())
+        with open(target, "wb") as dst:
+            fcntl.ioctl(dst.fileno(), FICLONE, _reader(source))
         return True
     except (ImportError, OSError):  # no fcntl (Windows), or no shared blocks here (EOPNOTSUPP, EXDEV, ...)
         return False
@@ -506,9 +533,10 @@ def write_changed_pages(source: Path, target: Path) -> int:
     where the page cache holds them (mapped, not read into buffers). (Lab: a 1 %-churn night at 1M
     entries changed 115 MB of the 2.5 GB file.)"""
     written = 0
-    with open(source, "rb") as src, open(target, "r+b") as dst:
-        size, old_size = os.fstat(src.fileno()).st_size, os.fstat(dst.fileno()).st_size
-        new = mmap.mmap(src.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+    src = _reader(source)
+    with open(target, "r+b") as dst:
+        size, old_size = os.fstat(src).st_size, os.fstat(dst.fileno()).st_size
+        new = mmap.mmap(src, 0, access=mmap.ACCESS_READ) if size else b""
         old = mmap.mmap(dst.fileno(), 0, access=mmap.ACCESS_READ) if old_size else b""
         try:
             for offset in range(0, size, WINDOW):
@@ -572,18 +600,19 @@ def publish(store_path: Path, published_path: Path, keep_spare: bool | None = No
     connect_when_free, while another process holds the store (a purge run beside a night)."""
     purge = keep_spare is False
     keep_spare = spare_wanted() if keep_spare is None else keep_spare
+    # the snapshot is written with the store held: a night that opened it once checkpointed wrote under the copy
     with connect_when_free(store_path, wait_seconds, log) as conn:
         conn.execute("CHECKPOINT")
-    published_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = published_path.with_name(f".{published_path.name}.{os.getpid()}.tmp")
-    spare = spare_path(published_path)
-    for left in _left_files(published_path, every=purge):
-        left.unlink(missing_ok=True)
-    try:
-        published_by, written = _write_snapshot(store_path, tmp, spare if keep_spare else None, published_path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        published_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = published_path.with_name(f".{published_path.name}.{os.getpid()}.tmp")
+        spare = spare_path(published_path)
+        for left in _left_files(published_path, every=purge):
+            left.unlink(missing_ok=True)
+        try:
+            published_by, written = _write_snapshot(store_path, tmp, spare if keep_spare else None, published_path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
     # the snapshot replaced below becomes the next publish's spare (not where a clone costs nothing)
     replaced = spare.with_name(f"{spare.name}.{os.getpid()}")
     keep = keep_spare and published_by != "clone" and published_path.exists()
@@ -628,9 +657,9 @@ def _write_snapshot(store_path: Path, tmp: Path, spare: Path | None, published_p
         try:
             os.replace(spare, tmp)
         except FileNotFoundError:  # another publish took it a moment ago
-            return "copy", _copy(store_path, tmp)
+            return "copy", copy_file(store_path, tmp)
         return "delta", write_changed_pages(store_path, tmp)
-    return "copy", _copy(store_path, tmp)
+    return "copy", copy_file(store_path, tmp)
 
 
 def _unused_spare(spare: Path, published_path: Path) -> bool:
@@ -640,8 +669,18 @@ def _unused_spare(spare: Path, published_path: Path) -> bool:
         return False
 
 
-def _copy(source: Path, target: Path) -> int:
-    shutil.copyfile(source, target)
+def copy_file(source: Path, target: Path) -> int:
+    """A byte copy of ``source`` (the store, or its log) at ``target``, its size; read through the kept
+    descriptor (_READERS), so a connection of this process to ``source`` keeps its lock."""
+    src = _reader(source)
+    size = os.fstat(src).st_size
+    with open(target, "wb") as dst:
+        done = 0
+        while done < size:  # (from the kept descriptor, at explicit offsets: in the kernel, as copyfile)
+            sent = os.sendfile(dst.fileno(), src, done, size - done)
+            if not sent:
+                break
+            done += sent
     return target.stat().st_size
 
 

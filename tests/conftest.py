@@ -89,3 +89,12 @@ def held_by_another_process(home, seconds: float):
         assert holder.poll() is None and time.monotonic() < deadline, "the holder did not open the store"
         time.sleep(0.05)
     return holder
+
+
+def store_is_held(path) -> bool:
+    """Whether another process cannot open the store (a process holds it for writing)."""
+    import subprocess
+    import sys
+
+    code = "import sys, duckdb; duckdb.connect(sys.argv[1], read_only=True)"
+    return subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True).returncode != 0

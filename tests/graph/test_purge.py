@@ -21,7 +21,7 @@ from memcurator import decisions, store
 from memcurator.home import HOME_ENV, Home
 from memcurator.purge import LEDGER, purge
 from memcurator.runner import run_nightly
-from tests.conftest import ev, held_by_another_process, write, write_jsonl
+from tests.conftest import ev, held_by_another_process, store_is_held, write, write_jsonl
 
 GONE = "tenant-gone"
 STAYS = "tenant-stays"
@@ -216,3 +216,33 @@ def test_a_purged_lake_part_keeps_its_name_and_the_landing_files_it_names(built)
         assert table["event_id"].to_pylist() == sorted(table["event_id"].to_pylist())
         rewritten += table.num_rows != old.num_rows
     assert rewritten >= 1
+
+
+def test_a_purge_holds_the_store_while_it_replaces_it_and_publishes_it(built, monkeypatch):
+    """The compacted file is renamed over the store, and the snapshot copied from it, while the purge holds
+    the store: a night that opened it in between wrote to the file the rename unlinked (its work lost), or
+    under the snapshot's copy (a torn snapshot). After the rename the store is the fresh file, which a
+    night may open."""
+    import os
+
+    def held() -> bool:
+        return store_is_held(built.store)
+
+    seen = []
+    real_replace, real_write = os.replace, store._write_snapshot
+
+    def replace(src, dst):
+        if os.path.abspath(dst) == str(built.store):
+            seen.append(("renamed over the store", held()))
+        real_replace(src, dst)
+
+    def write_snapshot(*args):
+        written = real_write(*args)
+        seen.append(("snapshot written", held()))
+        return written
+
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(store, "_write_snapshot", write_snapshot)
+    purge(built, "user_id", "bob", "right to erasure request 2026-11-30")
+    assert [what for what, _ in seen] == ["renamed over the store", "snapshot written"]
+    assert all(locked for _, locked in seen), seen

@@ -7,7 +7,7 @@ import pytest
 
 from memcurator import store
 from pipelines.resources import StoreResource
-from tests.conftest import held_by_another_process
+from tests.conftest import held_by_another_process, store_is_held
 
 
 def test_the_steps_of_a_run_share_one_connection_and_the_run_closes_it(home):
@@ -143,3 +143,19 @@ def test_the_instance_settings_in_docs_scaleout_load_with_the_store_limit(tmp_pa
             runs = instance.get_concurrency_config().run_queue_config
             assert {"key": "memcurator/store", "limit": 1} in runs.tag_concurrency_limits
             assert runs.max_concurrent_runs == 32
+
+
+def test_a_publish_in_a_run_leaves_the_runs_connection_holding_the_store(home):
+    """The publish asset copies the store while the run's connection holds it: the copy reads it through a
+    descriptor kept open (store._READERS), as closing one of this process's descriptors of the file dropped
+    every lock the process held on it, DuckDB's too, and another process could open the store under the
+    copy or beside the run."""
+    with dg.build_resources({"store": StoreResource(home=str(home.root))}) as resources:
+        with resources.store.writer() as conn:
+            conn.execute("create table t as select 1 as x")
+        for _ in range(2):  # a copy, then a copy over the spare (the pages that differ)
+            store.publish(home.store, home.published)
+            assert store_is_held(home.store)
+    assert not store_is_held(home.store)  # the run's end lets it go
+    with store.connect(home.published, read_only=True) as snapshot:
+        assert snapshot.execute("select x from t").fetchall() == [(1,)]
