@@ -475,10 +475,13 @@ def _reader(path: Path) -> int:
             os.close(fd)
             del _READERS[key]
     status = os.stat(path)
-    key = (status.st_dev, status.st_ino)
-    if key not in _READERS:
-        _READERS[key] = (str(path), os.open(path, os.O_RDONLY))
-    return _READERS[key][1]
+    kept = _READERS.get((status.st_dev, status.st_ino))
+    if kept is not None:
+        return kept[1]
+    fd = os.open(path, os.O_RDONLY)
+    opened = os.fstat(fd)  # (the file opened, should the path have been renamed over since the stat)
+    # (were that file kept already, the new descriptor is left open, never closed: closing it would drop the locks)
+    return _READERS.setdefault((opened.st_dev, opened.st_ino), (str(path), fd))[1]
 
 
 def _clone(source: Path, target: Path) -> bool:
@@ -600,7 +603,8 @@ def publish(store_path: Path, published_path: Path, keep_spare: bool | None = No
     connect_when_free, while another process holds the store (a purge run beside a night)."""
     purge = keep_spare is False
     keep_spare = spare_wanted() if keep_spare is None else keep_spare
-    # the snapshot is written with the store held: a night that opened it once checkpointed wrote under the copy
+    # the snapshot is written with the store held: a process that opened the store after the checkpoint could
+    # write it under the copy
     with connect_when_free(store_path, wait_seconds, log) as conn:
         conn.execute("CHECKPOINT")
         published_path.parent.mkdir(parents=True, exist_ok=True)
