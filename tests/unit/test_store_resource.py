@@ -124,8 +124,8 @@ def test_a_home_with_the_earlier_dagster_settings_gets_the_store_limit_and_an_ed
 
 def test_the_instance_settings_in_docs_scaleout_load_with_the_store_limit(tmp_path):
     """docs/scaleout.md's dagster.yaml examples load in this Dagster (their storage aside: Postgres is not
-    installed) and hold one store run at a time. The run queue set under run_coordinator beside
-    concurrency.pools, as they did before, is refused."""
+    installed) and hold one store run at a time. (As they were before, the run queue under run_coordinator
+    beside concurrency.pools, Dagster 1.13 refused them.)"""
     import re
     from pathlib import Path
 
