@@ -75,8 +75,10 @@ def _profile(conn: duckdb.DuckDBPyConnection, table: Table, source: Table, rows:
 
 
 def nightly_table_asset(table: Table, build, deps: list, group: str,
-                        headline_sql: dict[str, str] | None = None, stored: Table | None = None) -> dg.AssetsDefinition:
-    """A daily-partitioned asset that rebuilds one table as of the night with ``build(conn, as_of, cfg)``.
+                        headline_sql: dict[str, str] | None = None, stored: Table | None = None,
+                        options=None) -> dg.AssetsDefinition:
+    """A daily-partitioned asset that rebuilds one table as of the night with ``build(conn, as_of, cfg)``
+    (and the keyword arguments ``options(context)`` gives, when given).
 
     Its description is the table's grain plus the builder's docstring; its metadata carries the
     declared column schema; each run reports the row count, a column profile and the headline numbers.
@@ -98,7 +100,7 @@ def nightly_table_asset(table: Table, build, deps: list, group: str,
     def _asset(context: dg.AssetExecutionContext, store: StoreResource, curation: CurationResource) -> dg.MaterializeResult:
         as_of = as_of_for_night(context.partition_key)
         with store.writer() as conn:
-            build(conn, as_of, curation.config())
+            build(conn, as_of, curation.config(), **(options(context) if options else {}))
             numbers = {name: conn.execute(query).fetchone()[0] or 0 for name, query in (headline_sql or {}).items()}
             return materialized(conn, table, stored, **numbers)
 

@@ -193,12 +193,13 @@ def create_successors_view(conn: duckdb.DuckDBPyConnection) -> None:
     create_view(conn, ENTRY_SUCCESSORS, SUCCESSORS)
 
 
-def build_entries(conn, as_of: datetime, cfg=None) -> int:
+def build_entries(conn, as_of: datetime, cfg=None, load_ahead: bool = True) -> int:
     """The latest write of an entry id is its current version; all writes give its provenance.
 
     An entry is folded again only when its set of writes changed (core.entry_sources holds a hash of
     the set); the rest keep their rows. A full fold gives the same table (tested). Who supersedes an
-    entry is the view core.entry_successors over the entries' current versions."""
+    entry is the view core.entry_successors over the entries' current versions. ``load_ahead``: whether
+    stages that shingle or judge texts run after this one in the process (text.load_compiled_ahead)."""
     query, provenance = sql.load("entries"), sql.load("entry_provenance")
     version = code_version("entries", query, provenance, ENTRIES.ddl(), duckdb.__version__, memory_writes_version())
     ensure_table(conn, ENTRIES)
@@ -245,8 +246,9 @@ def build_entries(conn, as_of: datetime, cfg=None) -> int:
             create_successors_view(conn)
         # the stages after this one shingle and judge the entries folded: with enough of them, the compiled
         # loops load meanwhile, beside the stages that run in DuckDB
-        folded = "core.entries" if stale or not stored else "entry_refold"
-        text.load_compiled_ahead(conn.execute(f"select count(*) from {folded}").fetchone()[0])
+        if load_ahead:
+            folded = "core.entries" if stale or not stored else "entry_refold"
+            text.load_compiled_ahead(conn.execute(f"select count(*) from {folded}").fetchone()[0])
     finally:
         conn.execute("drop view if exists entry_sources_then")
         for temp in ("entry_sources_now", "entry_refold", "fold_provenance", "input_changes"):

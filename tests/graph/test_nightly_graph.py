@@ -187,3 +187,27 @@ def test_every_asset_materialised_from_the_ui_runs_on_the_store(fleet_home):
     with store.connect(fleet_home.store, read_only=True) as conn:
         assert conn.execute("select count(*) from mart.recall_view").fetchone()[0] > 0
     assert fleet_home.published.exists()
+
+
+def test_core_entries_loads_the_compiled_loops_ahead_only_for_a_stage_after_it_that_runs_them(night_home, monkeypatch):
+    """Materialised alone (from the UI), core.entries leaves the compiled loops unloaded: no stage of its run
+    would call them, and the run's process would wait for the load at its end. With the near-duplicate stage
+    (or the contradictions) in the run it loads them, as in the nightly job."""
+    import dagster as dg
+
+    from memcurator import text
+    from pipelines.definitions import build_definitions, build_resources
+    from tests.graph.helpers import QUIET
+
+    asked = []
+    monkeypatch.setattr(text, "load_compiled_ahead", asked.append)
+    job = build_definitions(build_resources(home=str(night_home.root))).resolve_implicit_global_asset_job_def()
+    for selection in (["core/entries"], ["core/entries", "core/near_duplicate_pairs"], ["core/entries", "core/contradictions"]):
+        asked.clear()
+        done = job.execute_in_process(asset_selection=[dg.AssetKey.from_user_string(k) for k in selection],
+                                      partition_key=NIGHT, run_config=QUIET)
+        assert done.success
+        assert len(asked) == (len(selection) - 1), selection
+    asked.clear()
+    assert run_night(night_home, NIGHT).success
+    assert len(asked) == 1
