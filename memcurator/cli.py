@@ -230,10 +230,11 @@ def recall_command(
     if not hits:
         console.print("no matching entries")
     for h in hits:
+        # the banners under their entry's text (printed before it, they read as the previous entry's)
+        console.print(f"{h.rank:>2}. [bold]{h.text}[/]")
         for banner in h.banners:
-            console.print(f"   [bold yellow]! {banner}[/]")
-        console.print(f"{h.rank:>2}. [bold]{h.text}[/]\n    [dim]{h.entry_id} · {h.cls} · {h.tier} · "
-                      f"relevance {h.relevance:.2f} · score {h.score:.2f}[/]")
+            console.print(f"    [bold yellow]! {banner}[/]")
+        console.print(f"    [dim]{h.entry_id} · {h.cls} · {h.tier} · relevance {h.relevance:.2f} · score {h.score:.2f}[/]")
 
 
 @app.command()
@@ -301,12 +302,15 @@ def review_clusters(namespace: Optional[str] = typer.Option(None, "--namespace",
                where (? is null or namespace = ?) and (? = 'all' or status = ?)
                order by member_count desc, recall_count desc, cluster_id limit ?""",
             [namespace, namespace, status, status, limit]).fetchall()
-    grid = RichTable(title=f"principle proposals ({status})")
-    for col in ("namespace", "cluster", "members", "recalls", "proven", "runs", "conflicts", "status", "canonical text"):
-        grid.add_column(col, overflow="fold")
-    for r in rows:
-        grid.add_row(*[str(v) for v in r[:6]], f"[red]{r[6]}[/]" if r[6] else "0", r[7], r[8])
-    console.print(grid)
+    # one proposal to a line and its text under it, as the conflicts: a table's nine columns broke the
+    # cluster ids (what `review approve` takes) over three lines at a terminal's 80 columns
+    console.print(f"principle proposals ({status}): {len(rows)} shown")
+    for ns, cluster, members, recalls, proven, runs, conflicts, state, canonical in rows:
+        more = (f" · [red]{conflicts} open conflicts[/]" if conflicts else "") + (f" · {state}" if status == "all" else "")
+        console.print(f"[bold]{ns}/{cluster}[/] {members} members · {recalls} recalls · {proven} proven · "
+                      f"{runs} runs{more}\n  {canonical}")
+    if rows and status == "proposed":
+        console.print("decide: memcurator review approve|reject CLUSTER_ID --reason ...")
 
 
 def _decide(home: Optional[Path], kind: str, target: str, action: str, reason: str, curator: str,

@@ -107,3 +107,29 @@ def test_a_command_leaves_its_objects_to_the_end_of_the_process():
             "import memcurator.cli\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "frozen"
+
+
+def test_the_curators_read_ids_whole_and_banners_under_their_entry_at_80_columns(home):
+    """At a terminal's 80 columns a proposal's cluster id, what `review approve` takes, prints whole on its
+    namespace's line (a table of nine columns broke it over three lines), and a recalled entry's banners
+    come after its number and text, not before them, where they read as the previous entry's."""
+    from memcurator import night, store
+    from tests.conftest import write, write_jsonl
+    from tests.unit.test_clustering import PARAPHRASES
+
+    write_jsonl(home.landing / "f.jsonl", [
+        *(write(t, entry_id=f"p{i}", ts=f"2026-11-2{i}T10:00:00Z", run_id=f"r{i}") for i, t in enumerate(PARAPHRASES[:3])),
+        write("the staging cluster is slow today", entry_id="held", ts="2026-11-29T10:00:00Z")])
+    with store.connect(home.store) as conn:
+        night.ingest_and_derive(conn, home.landing, datetime(2026, 11, 30))
+        (namespace, cluster), = conn.execute("select namespace, cluster_id from core.principle_proposals").fetchall()
+    store.publish(home.store, home.published)
+    runner = CliRunner()
+    listed = runner.invoke(app, ["review", "clusters", "--home", str(home.root)], terminal_width=80)
+    assert listed.exit_code == 0, listed.output
+    assert any(line.startswith(f"{namespace}/{cluster} 3 members") for line in listed.output.splitlines()), listed.output
+    recalled = runner.invoke(app, ["recall", "staging cluster slow", "-n", "ns-a", "--home", str(home.root)],
+                             terminal_width=80)
+    lines = recalled.output.splitlines()
+    assert lines[0].startswith(" 1. the staging cluster is slow today"), recalled.output
+    assert lines[1].strip() == "! session material: fails durable" and lines[2].strip().startswith("held ·")
