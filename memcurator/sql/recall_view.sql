@@ -91,7 +91,11 @@ entry_rows as (
                 then 'WARNING: failed check (assertion) at ' || strftime(u.last_failed_assertion_at, '%Y-%m-%d') end,
             case when r.state = 'reverify' then 're-verify: ' || r.reason end,
             case when r.flagged_for_review then 'review: ' || r.review_reason end,
-            case when r.state in ('held', 'case') then 'session material: ' || r.reason end
+            -- (the lifecycle's reasons name the state: 'held as session material: fails durable', 'episodic
+            -- record: readable as a case, not recalled', which read wrongly on an entry recalled)
+            case when r.state = 'held' then 'session material: '
+                     || coalesce(nullif(regexp_extract(r.reason, '^held as session material: (.*)$', 1), ''), r.reason)
+                 when r.state = 'case' then 'case record: an episode, not a general rule' end
         ], b -> b is not null)
         || coalesce(cb.banners[1:3], []::varchar[])
         || case when len(cb.banners) > 3 then ['... and ' || (len(cb.banners) - 3) || ' more conflicts (memcurator show)']

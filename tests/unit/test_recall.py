@@ -133,3 +133,17 @@ def test_curated_hits_carry_their_own_rows_of_the_recall_view(conn, home):
                for h in hits)
     raw = recall("retry the ledger call times", "ns-a", path, k=30, mode="raw")
     assert {h.entry_id for h in raw} - set(view)  # raw returns the entries the view leaves out
+
+
+def test_session_material_and_cases_say_what_they_are_once(conn, home):
+    """A held entry's banner names what it fails, a case's that it is an episode; neither repeats the state
+    (it read "session material: held as session material: fails durable") nor says "not recalled" of an
+    entry recalled."""
+    path = build(conn, home, [
+        write("the staging cluster is slow today", entry_id="held", ts=at(1)),
+        write("agent helped the user migrate the staging cluster", entry_id="case", cls="episodic", ts=at(1)),
+    ])
+    conn.close()
+    banners = {h.entry_id: h.banners for h in recall("staging cluster", "ns-a", path, k=5)}
+    assert banners == {"held": ["session material: fails durable"],
+                       "case": ["case record: an episode, not a general rule"]}
