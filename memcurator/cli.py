@@ -151,12 +151,30 @@ def _run_and_report(h: Home, night: str) -> None:
         console.print(f"  [red]step failed[/]: {step}")
     if outcome.success:
         summary(h)
+        waiting = waiting_decisions(h, night)
+        if waiting:
+            days = ", ".join(f"{day} ({n})" for day, n in sorted(waiting.items()))
+            console.print(f"{sum(waiting.values())} curator decisions made after this night wait for the night of "
+                          f"the day each was made: {days}")
     else:
         raise typer.Exit(1)
 
 
+def waiting_decisions(h: Home, night: str) -> dict[str, int]:
+    """The curator decisions the night leaves out, made on a later day (UTC): their count by that day."""
+    folder = h.decisions
+    days = sorted(d for d in folder.iterdir() if d.is_dir() and d.name > night) if folder.is_dir() else []
+    return {d.name: n for d in days if (n := sum(1 for _ in d.glob("*.jsonl")))}
+
+
 def summary(h: Home) -> None:
+    from memcurator.rederive import last_night
+
     with store.connect(h.published, read_only=True) as conn:
+        as_of = last_night(conn)
+        if as_of:
+            night = (as_of - timedelta(days=1)).date()
+            console.print(f"published: night {night} (events and decisions before {as_of:%Y-%m-%d %H:%M} UTC)")
         tables = conn.execute(
             "select table_schema, table_name from information_schema.tables "
             "where table_schema in ('raw', 'core', 'mart') and table_type in ('BASE TABLE', 'VIEW') order by 1, 2").fetchall()
@@ -313,6 +331,14 @@ def review_clusters(namespace: Optional[str] = typer.Option(None, "--namespace",
         console.print("decide: memcurator review approve|reject CLUSTER_ID --reason ...")
 
 
+def _applied_from(decision: dict) -> str:
+    """When a decision takes effect: a night's tables are those of its day's end, so the night of the day it
+    was made is the first to apply it, built once that day is over (a run of an earlier night leaves it out)."""
+    day = decision["ts"][:10]
+    return (f"the night of {day} applies it, built once the day is over (UTC): the 02:00 run, "
+            f"or memcurator run --night {day}")
+
+
 def _decide(home: Optional[Path], kind: str, target: str, action: str, reason: str, curator: str,
             data: dict | None = None) -> None:
     from memcurator.decisions import record
@@ -335,7 +361,7 @@ def _decide(home: Optional[Path], kind: str, target: str, action: str, reason: s
         raise typer.Exit(1)
     payload = {"canonical_entry_id": extra["canonical_entry_id"]} if kind == "cluster" and action == "approve" else {}
     line = record(h.decisions, found[0][0], kind, target, action, reason, curator, {**payload, **(data or {})})
-    console.print(f"recorded {action} of {kind} {target} ({line['id']}); the next run applies it")
+    console.print(f"recorded {action} of {kind} {target} ({line['id']}); {_applied_from(line)}")
 
 
 @review.command("approve")
@@ -412,7 +438,7 @@ def review_confirm(entry_id: str, supersedes: str = typer.Option(..., "--superse
         console.print(f"[red]{entry_id} and {supersedes} are not two entries of one namespace[/]")
         raise typer.Exit(1)
     line = record(h.decisions, found[0][0], "link", entry_id, "confirm", reason, curator, {"supersedes": supersedes})
-    console.print(f"recorded: {entry_id} supersedes {supersedes} ({line['id']}); the next run applies it")
+    console.print(f"recorded: {entry_id} supersedes {supersedes} ({line['id']}); {_applied_from(line)}")
 
 
 @review.command("resolve")

@@ -1,4 +1,5 @@
-"""Curator decisions: appended to the decisions folder (their own input), applied by the next run."""
+"""Curator decisions: appended to the decisions folder (their own input), applied from the night of the day
+they are made (a night reads what was decided before its day's end)."""
 
 from __future__ import annotations
 

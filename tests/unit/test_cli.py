@@ -109,10 +109,8 @@ def test_a_command_leaves_its_objects_to_the_end_of_the_process():
     assert done.stdout.strip() == "frozen"
 
 
-def test_the_curators_read_ids_whole_and_banners_under_their_entry_at_80_columns(home):
-    """At a terminal's 80 columns a proposal's cluster id, what `review approve` takes, prints whole on its
-    namespace's line (a table of nine columns broke it over three lines), and a recalled entry's banners
-    come after its number and text, not before them, where they read as the previous entry's."""
+def _curated_and_published(home) -> tuple[str, str]:
+    """Three paraphrases (one proposal) and a held entry, derived and published; the proposal's namespace and id."""
     from memcurator import night, store
     from tests.conftest import write, write_jsonl
     from tests.unit.test_clustering import PARAPHRASES
@@ -124,7 +122,17 @@ def test_the_curators_read_ids_whole_and_banners_under_their_entry_at_80_columns
         night.ingest_and_derive(conn, home.landing, datetime(2026, 11, 30))
         (namespace, cluster), = conn.execute("select namespace, cluster_id from core.principle_proposals").fetchall()
     store.publish(home.store, home.published)
+    return namespace, cluster
+
+
+def test_the_curators_read_ids_whole_and_banners_under_their_entry_at_80_columns(home):
+    """The status names the night the snapshot holds. At a terminal's 80 columns a proposal's cluster id, what `review approve` takes, prints whole on its
+    namespace's line (a table of nine columns broke it over three lines), and a recalled entry's banners
+    come after its number and text, not before them, where they read as the previous entry's."""
+    namespace, cluster = _curated_and_published(home)
     runner = CliRunner()
+    status = runner.invoke(app, ["status", "--home", str(home.root)])
+    assert status.output.startswith("published: night 2026-11-29 (events and decisions before 2026-11-30 00:00 UTC)\n")
     listed = runner.invoke(app, ["review", "clusters", "--home", str(home.root)], terminal_width=80)
     assert listed.exit_code == 0, listed.output
     assert any(line.startswith(f"{namespace}/{cluster} 3 members") for line in listed.output.splitlines()), listed.output
@@ -133,3 +141,28 @@ def test_the_curators_read_ids_whole_and_banners_under_their_entry_at_80_columns
     lines = recalled.output.splitlines()
     assert lines[0].startswith(" 1. the staging cluster is slow today"), recalled.output
     assert lines[1].strip() == "! session material: fails durable" and lines[2].strip().startswith("held ·")
+
+
+def test_a_decision_says_which_night_applies_it(home):
+    """A night reads the decisions made before its day's end: one made today is applied by today's night,
+    built after midnight; "the next run" (of yesterday's night, the command's default) left it out."""
+    _, cluster = _curated_and_published(home)
+    approved = CliRunner().invoke(app, ["review", "approve", cluster, "--reason", "one lesson", "--home", str(home.root)])
+    assert approved.exit_code == 0, approved.output
+    (made,) = [f for f in home.decisions.rglob("*.jsonl")]
+    day = made.parent.name  # decisions/<UTC day>/, the day of its stamp (decisions.record)
+    assert f"the night of {day} applies it" in _said(approved) and f"memcurator run --night {day}" in _said(approved)
+
+
+def test_a_run_names_the_decisions_its_night_leaves_out(home):
+    """The decisions made after the night (on a later UTC day) are counted by day: what a curator who ran an
+    earlier night again sees waiting."""
+    from memcurator import decisions
+    from memcurator.cli import waiting_decisions
+
+    assert waiting_decisions(home, "2026-12-05") == {}
+    for day, hour in (("2026-12-05", 9), ("2026-12-06", 9), ("2026-12-06", 10), ("2026-12-07", 1)):
+        decisions.record(home.decisions, "ns-a", "cluster", f"c_{day}{hour}", "reject", "not one lesson", "kim",
+                         now=datetime.fromisoformat(f"{day}T{hour:02d}:00:00+00:00"))
+    assert waiting_decisions(home, "2026-12-05") == {"2026-12-06": 2, "2026-12-07": 1}
+    assert waiting_decisions(home, "2026-12-07") == {}
