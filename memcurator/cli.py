@@ -328,7 +328,13 @@ def review_clusters(namespace: Optional[str] = typer.Option(None, "--namespace",
         console.print(f"[bold]{ns}/{cluster}[/] {members} members · {recalls} recalls · {proven} proven · "
                       f"{runs} runs{more}\n  {canonical}")
     if rows and status == "proposed":
-        console.print("decide: memcurator review approve|reject CLUSTER_ID --reason ...")
+        command("decide: memcurator review approve|reject CLUSTER_ID --reason ...")
+
+
+def command(line: str) -> None:
+    """Print a line that holds a command to copy on one line, whatever the terminal's width: the console
+    breaks a longer line where it wraps it, and a command copied from two lines runs as two."""
+    console.print(line, soft_wrap=True)
 
 
 def _applied_from(decision: dict) -> str:
@@ -361,7 +367,7 @@ def _decide(home: Optional[Path], kind: str, target: str, action: str, reason: s
         raise typer.Exit(1)
     payload = {"canonical_entry_id": extra["canonical_entry_id"]} if kind == "cluster" and action == "approve" else {}
     line = record(h.decisions, found[0][0], kind, target, action, reason, curator, {**payload, **(data or {})})
-    console.print(f"recorded {action} of {kind} {target} ({line['id']}); {_applied_from(line)}")
+    command(f"recorded {action} of {kind} {target} ({line['id']}); {_applied_from(line)}")
 
 
 @review.command("approve")
@@ -401,7 +407,7 @@ def review_conflicts(namespace: Optional[str] = typer.Option(None, "--namespace"
         console.print(f"[bold]{ns}/{entry}[/] recalled {recalls}× · {', '.join(kinds)} · "
                       f"{'likely current' if current else '[yellow]likely stale[/]'}\n  {text}\n  "
                       f"conflicts: {', '.join(conflicts[:5])}{' …' if len(conflicts) > 5 else ''}")
-    console.print("resolve: memcurator review resolve CONFLICT_ID replace|narrow|retire|dismiss --reason ...")
+    command("resolve: memcurator review resolve CONFLICT_ID replace|narrow|retire|dismiss --reason ...")
 
 
 @review.command("suggestions")
@@ -417,8 +423,8 @@ def review_suggestions(namespace: Optional[str] = typer.Option(None, "--namespac
                where (? is null or s.namespace = ?) order by s.namespace, s.entry_id, s.rank limit ?""",
             [namespace, namespace, limit]).fetchall()
     for ns, new, new_text, old, old_text, basis, score in rows:
-        console.print(f"[bold]{ns}/{new}[/] {new_text}\n  may replace {old}: {old_text}  [dim]({basis}, {score})[/]\n"
-                      f"  memcurator review confirm {new} --supersedes {old} --reason ...")
+        console.print(f"[bold]{ns}/{new}[/] {new_text}\n  may replace {old}: {old_text}  [dim]({basis}, {score})[/]")
+        command(f"  memcurator review confirm {new} --supersedes {old} --reason ...")
 
 
 @review.command("confirm")
@@ -438,7 +444,7 @@ def review_confirm(entry_id: str, supersedes: str = typer.Option(..., "--superse
         console.print(f"[red]{entry_id} and {supersedes} are not two entries of one namespace[/]")
         raise typer.Exit(1)
     line = record(h.decisions, found[0][0], "link", entry_id, "confirm", reason, curator, {"supersedes": supersedes})
-    console.print(f"recorded: {entry_id} supersedes {supersedes} ({line['id']}); {_applied_from(line)}")
+    command(f"recorded: {entry_id} supersedes {supersedes} ({line['id']}); {_applied_from(line)}")
 
 
 @review.command("resolve")

@@ -110,14 +110,20 @@ def test_a_command_leaves_its_objects_to_the_end_of_the_process():
 
 
 def _curated_and_published(home) -> tuple[str, str]:
-    """Three paraphrases (one proposal) and a held entry, derived and published; the proposal's namespace and id."""
+    """Three paraphrases (one proposal), a held entry and a config's newer value, derived and published; the
+    proposal's namespace and id."""
     from memcurator import night, store
     from tests.conftest import write, write_jsonl
     from tests.unit.test_clustering import PARAPHRASES
 
     write_jsonl(home.landing / "f.jsonl", [
         *(write(t, entry_id=f"p{i}", ts=f"2026-11-2{i}T10:00:00Z", run_id=f"r{i}") for i, t in enumerate(PARAPHRASES[:3])),
-        write("the staging cluster is slow today", entry_id="held", ts="2026-11-29T10:00:00Z")])
+        write("the staging cluster is slow today", entry_id="held", ts="2026-11-29T10:00:00Z"),
+        # a newer value of a config (ids as long as a fleet's): a supersede suggestion
+        write("the ledger timeout is 30 seconds", entry_id="run-0001-ledger-timeout", cls="config",
+              ts="2026-11-10T10:00:00Z", data={"tags": ["ledger", "timeout"]}),
+        write("ledger timeout: 45 seconds", entry_id="run-0002-ledger-timeout", cls="config",
+              ts="2026-11-28T10:00:00Z", data={"tags": ["ledger", "timeout"]})])
     with store.connect(home.store) as conn:
         night.ingest_and_derive(conn, home.landing, datetime(2026, 11, 30))
         (namespace, cluster), = conn.execute("select namespace, cluster_id from core.principle_proposals").fetchall()
@@ -128,7 +134,8 @@ def _curated_and_published(home) -> tuple[str, str]:
 def test_the_curators_read_ids_whole_and_banners_under_their_entry_at_80_columns(home):
     """The status names the night the snapshot holds. At a terminal's 80 columns a proposal's cluster id, what `review approve` takes, prints whole on its
     namespace's line (a table of nine columns broke it over three lines), and a recalled entry's banners
-    come after its number and text, not before them, where they read as the previous entry's."""
+    come after its number and text, not before them, where they read as the previous entry's; a command to
+    copy prints on one line."""
     namespace, cluster = _curated_and_published(home)
     runner = CliRunner()
     status = runner.invoke(app, ["status", "--home", str(home.root)])
@@ -141,17 +148,24 @@ def test_the_curators_read_ids_whole_and_banners_under_their_entry_at_80_columns
     lines = recalled.output.splitlines()
     assert lines[0].startswith(" 1. the staging cluster is slow today"), recalled.output
     assert lines[1].strip() == "! session material: fails durable" and lines[2].strip().startswith("held ·")
+    # a command to copy prints on one line (the console broke it at 80 columns)
+    suggested = runner.invoke(app, ["review", "suggestions", "--home", str(home.root)], terminal_width=80)
+    assert ("  memcurator review confirm run-0002-ledger-timeout --supersedes run-0001-ledger-timeout --reason ..."
+            in suggested.output.splitlines()), suggested.output
 
 
 def test_a_decision_says_which_night_applies_it(home):
     """A night reads the decisions made before its day's end: one made today is applied by today's night,
-    built after midnight; "the next run" (of yesterday's night, the command's default) left it out."""
+    built after midnight; "the next run" (of yesterday's night, the command's default) left it out. The
+    message holds a command, printed on one line (the console broke it at 80 columns)."""
     _, cluster = _curated_and_published(home)
     approved = CliRunner().invoke(app, ["review", "approve", cluster, "--reason", "one lesson", "--home", str(home.root)])
     assert approved.exit_code == 0, approved.output
     (made,) = [f for f in home.decisions.rglob("*.jsonl")]
     day = made.parent.name  # decisions/<UTC day>/, the day of its stamp (decisions.record)
-    assert f"the night of {day} applies it" in _said(approved) and f"memcurator run --night {day}" in _said(approved)
+    # on one line, whatever the terminal's width: the command in it is copied whole
+    assert approved.output.count("\n") == 1 and approved.output.rstrip().endswith(f"memcurator run --night {day}")
+    assert f"the night of {day} applies it" in approved.output
 
 
 def test_a_run_names_the_decisions_its_night_leaves_out(home):
