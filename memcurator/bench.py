@@ -304,11 +304,15 @@ def rewrites(fleet: Fleet, count: int, seed: int, day: datetime) -> Fleet:
 
 def churn_writes(fleet: Fleet, count: int, namespaces: int, words: int, seed: int, day: datetime,
                  id_prefix: str) -> Fleet:
-    """``count`` writes for a churn night: half of them new entries (generated as the fleet was, their ids
-    prefixed with ``id_prefix``), half new versions of the fleet's entries written during ``day``."""
+    """``count`` writes for a churn night, all written during ``day``: half of them new entries (generated as
+    the fleet was, their ids prefixed with ``id_prefix``, their times over the fleet's DAYS days brought into
+    ``day`` in the same order, so a correction still follows what it corrects), half new versions of the
+    fleet's entries."""
     changed = count // 2
     new = generate(count - changed, namespaces, words, seed, id_prefix=id_prefix, used=False)
-    writes = pl.concat([new.frame, rewrites(fleet, changed, seed, day).frame])
+    into_day = pl.lit(day) + (pl.col("ts") - pl.lit(START)) / DAYS
+    writes = pl.concat([new.frame.with_columns(into_day.dt.cast_time_unit("us").alias("ts")).cast(new.frame.schema),
+                        rewrites(fleet, changed, seed, day).frame])
     # the recalls and checks after them, of these entries and the fleet's (the share of the full fleet's), and
     # the failing checks of what the new entries correct
     recalls, checks = usage(pl.concat([fleet.frame, writes]), writes, round(count * RECALLS_PER_WRITE),

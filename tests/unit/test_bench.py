@@ -274,6 +274,8 @@ def test_the_derivation_starts_with_the_modules_the_ingest_loaded(tmp_path):
 def test_a_churn_night_brings_as_many_new_entries_as_new_versions_of_old_ones():
     from datetime import datetime, timedelta
 
+    import polars as pl
+
     fleet = bench.generate(400, 4, words=20, seed=3)
     day = datetime(2026, 11, 1)
     churn = bench.churn_writes(fleet, 41, 4, 20, seed=4, day=day, id_prefix="c").frame
@@ -287,6 +289,15 @@ def test_a_churn_night_brings_as_many_new_entries_as_new_versions_of_old_ones():
     replaced = [sum(x != y for x, y in zip(a.split(), b.split())) for a, b in zip(before["text"], before["text_new"])]
     assert all(len(b.split()) == 20 for b in before["text_new"])
     assert 0 < sum(replaced) < 20 * 20 * 0.35 and max(replaced) < 20
+    # the new entries are written during the day too (they were dated over the fleet's 60 days, so a churn
+    # night's events fell on every day of the store's history), in the order they were generated in: a
+    # correction after what it corrects
+    assert ((new["ts"] >= day) & (new["ts"] < day + timedelta(days=1))).all()
+    generated = bench.generate(21, 4, 20, seed=4, id_prefix="c", used=False).frame
+    assert new["entry_id"].to_list() == generated["entry_id"].to_list() and new["ts"].is_sorted()
+    dated = dict(zip(new["entry_id"], new["ts"]))
+    corrections = new.filter(pl.col("corrects").is_not_null())
+    assert corrections.height and all(dated[c] <= t for c, t in zip(corrections["corrects"], corrections["ts"]))
     # seeded: the same call gives the same writes
     assert churn.equals(bench.churn_writes(fleet, 41, 4, 20, seed=4, day=day, id_prefix="c").frame)
 
