@@ -151,11 +151,6 @@ def _run_and_report(h: Home, night: str) -> None:
         console.print(f"  [red]step failed[/]: {step}")
     if outcome.success:
         summary(h)
-        waiting = waiting_decisions(h, night)
-        if waiting:
-            days = ", ".join(f"{day} ({n})" for day, n in sorted(waiting.items()))
-            console.print(f"{sum(waiting.values())} curator decisions made after this night wait for the night of "
-                          f"the day each was made: {days}")
     else:
         raise typer.Exit(1)
 
@@ -175,6 +170,13 @@ def summary(h: Home) -> None:
         if as_of:
             night = (as_of - timedelta(days=1)).date()
             console.print(f"published: night {night} (events and decisions before {as_of:%Y-%m-%d %H:%M} UTC)")
+            waiting = waiting_decisions(h, night.isoformat())
+            if sum(waiting.values()) == 1:
+                console.print(f"1 curator decision made since waits for the night of {min(waiting)}")
+            elif waiting:
+                days = ", ".join(f"{day} ({n})" for day, n in sorted(waiting.items()))
+                console.print(f"{sum(waiting.values())} curator decisions made since wait for the nights of "
+                              f"their days: {days}")
         tables = conn.execute(
             "select table_schema, table_name from information_schema.tables "
             "where table_schema in ('raw', 'core', 'mart') and table_type in ('BASE TABLE', 'VIEW') order by 1, 2").fetchall()

@@ -132,10 +132,10 @@ def _curated_and_published(home) -> tuple[str, str]:
 
 
 def test_the_curators_read_ids_whole_and_banners_under_their_entry_at_80_columns(home):
-    """The status names the night the snapshot holds. At a terminal's 80 columns a proposal's cluster id, what `review approve` takes, prints whole on its
-    namespace's line (a table of nine columns broke it over three lines), and a recalled entry's banners
-    come after its number and text, not before them, where they read as the previous entry's; a command to
-    copy prints on one line."""
+    """The status names the night the snapshot holds. At a terminal's 80 columns a proposal's cluster id,
+    what `review approve` takes, prints whole on its namespace's line (a table of nine columns broke it over
+    three lines), and a recalled entry's banners come after its number and text, not before them, where they
+    read as the previous entry's; a command to copy prints on one line."""
     namespace, cluster = _curated_and_published(home)
     runner = CliRunner()
     status = runner.invoke(app, ["status", "--home", str(home.root)])
@@ -166,11 +166,14 @@ def test_a_decision_says_which_night_applies_it(home):
     # on one line, whatever the terminal's width: the command in it is copied whole
     assert approved.output.count("\n") == 1 and approved.output.rstrip().endswith(f"memcurator run --night {day}")
     assert f"the night of {day} applies it" in approved.output
+    # the status of the snapshot (yesterday's night or before) says it waits
+    status = CliRunner().invoke(app, ["status", "--home", str(home.root)])
+    assert f"1 curator decision made since waits for the night of {day}" in _said(status), status.output
 
 
-def test_a_run_names_the_decisions_its_night_leaves_out(home):
-    """The decisions made after the night (on a later UTC day) are counted by day: what a curator who ran an
-    earlier night again sees waiting."""
+def test_the_decisions_a_night_leaves_out_are_counted_by_day(home):
+    """The decisions made after the night (on a later UTC day) are counted by the day they were made: what the
+    status of a snapshot, and a run of an earlier night, say is waiting."""
     from memcurator import decisions
     from memcurator.cli import waiting_decisions
 
