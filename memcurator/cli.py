@@ -276,8 +276,13 @@ def show(entry_id: str = typer.Argument(..., help="The entry id."),
         for title, frame in entry_history(conn, namespaces[0], entry_id):
             console.print(f"\n[bold underline]{title}[/] ({frame.height})")
             for row in frame.iter_rows(named=True):
-                fields = [f"[dim]{k}[/] {v}" for k, v in row.items() if v not in (None, [], "")]
+                shown = {k: v for k, v in row.items() if v not in (None, [], "")}
+                # a list (banners, conflicts) an item to a line under its row, not as a Python list
+                fields = [f"[dim]{k}[/] {f'{v:.4g}' if isinstance(v, float) else v}"
+                          for k, v in shown.items() if not isinstance(v, list)]
                 console.print("  • " + " · ".join(fields))
+                for k, items in ((k, v) for k, v in shown.items() if isinstance(v, list)):
+                    console.print(f"    [dim]{k}[/]\n" + "\n".join(f"      - {item}" for item in items))
 
 
 @app.command("import")

@@ -135,7 +135,7 @@ def test_the_curators_read_ids_whole_and_banners_under_their_entry_at_80_columns
     """The status names the night the snapshot holds. At a terminal's 80 columns a proposal's cluster id,
     what `review approve` takes, prints whole on its namespace's line (a table of nine columns broke it over
     three lines), and a recalled entry's banners come after its number and text, not before them, where they
-    read as the previous entry's; a command to copy prints on one line."""
+    read as the previous entry's; `show` lists a list an item to a line; a command to copy prints on one line."""
     namespace, cluster = _curated_and_published(home)
     runner = CliRunner()
     status = runner.invoke(app, ["status", "--home", str(home.root)])
@@ -148,6 +148,9 @@ def test_the_curators_read_ids_whole_and_banners_under_their_entry_at_80_columns
     lines = recalled.output.splitlines()
     assert lines[0].startswith(" 1. the staging cluster is slow today"), recalled.output
     assert lines[1].strip() == "! session material: fails durable" and lines[2].strip().startswith("held ·")
+    # an entry's history shows a list (its banners) an item to a line, not as a Python list
+    shown = runner.invoke(app, ["show", "held", "--home", str(home.root)], terminal_width=80)
+    assert "    banners\n      - session material: fails durable\n" in shown.output and "['" not in shown.output
     # a command to copy prints on one line (the console broke it at 80 columns)
     suggested = runner.invoke(app, ["review", "suggestions", "--home", str(home.root)], terminal_width=80)
     assert ("  memcurator review confirm run-0002-ledger-timeout --supersedes run-0001-ledger-timeout --reason ..."
