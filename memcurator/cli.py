@@ -100,12 +100,9 @@ def land(paths: list[Path] = typer.Argument(..., exists=True, dir_okay=False, re
                                            help="Transcript files (JSONL, optionally .gz)."),
          home: Optional[Path] = HomeOption) -> None:
     """Copy transcript files into the landing folder (never edited after landing)."""
-    h = _home(home)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    target = h.landing / stamp
-    target.mkdir(parents=True, exist_ok=True)
-    for path in paths:
-        shutil.copy2(path, target / path.name)
+    from memcurator.ingest import land_files
+
+    target = land_files(paths, _home(home).landing, datetime.now(timezone.utc))
     console.print(f"landed {len(paths)} file(s) in {target}")
 
 

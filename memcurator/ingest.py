@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import itertools
 import json
 import os
+import shutil
 import zlib
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -79,6 +82,33 @@ def is_transcript(path: Path) -> bool:
 
 def source_name(folder: Path, path: Path, prefix: str = "") -> str:
     return prefix + path.relative_to(folder).as_posix()
+
+
+def land_files(paths: list[Path], landing: Path, now: datetime) -> Path:
+    """Copy transcript files into a new folder of ``landing`` named by the UTC time; the folder it made.
+
+    A landed file is never written over: the log is append-only, and a file the ingest has read is not
+    read again. So each call makes a folder of its own (a second call in the same second gets ``_0002``,
+    which sorts after the first: the landing order is the paths' order), and files of one name in one call
+    land in numbered subfolders. Each is copied under a hidden name, then renamed: the ingest skips hidden
+    names, so a run that lists the folder meanwhile never reads half a file."""
+    stamp = now.strftime("%Y%m%dT%H%M%SZ")
+    landing.mkdir(parents=True, exist_ok=True)
+    for n in itertools.count(1):
+        target = landing / (stamp if n == 1 else f"{stamp}_{n:04d}")
+        try:
+            target.mkdir()
+            break
+        except FileExistsError:
+            continue
+    names = Counter(path.name for path in paths)
+    for number, path in enumerate(paths, 1):
+        folder = target / f"{number:04d}" if names[path.name] > 1 else target
+        folder.mkdir(exist_ok=True)
+        hidden = folder / f".{path.name}.tmp"
+        shutil.copy2(path, hidden)
+        os.replace(hidden, folder / path.name)
+    return target
 
 
 def discover(folder: Path, already: Iterable[str], prefix: str = "") -> list[Path]:

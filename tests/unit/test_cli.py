@@ -186,3 +186,16 @@ def test_the_decisions_a_night_leaves_out_are_counted_by_day(home):
                          now=datetime.fromisoformat(f"{day}T{hour:02d}:00:00+00:00"))
     assert waiting_decisions(home, "2026-12-05") == {"2026-12-06": 2, "2026-12-07": 1}
     assert waiting_decisions(home, "2026-12-07") == {}
+
+
+def test_land_keeps_two_files_of_one_name(tmp_path):
+    """`memcurator land runs/*/transcript.jsonl`: every run's file lands (the second wrote over the first)."""
+    from memcurator import ingest
+    from tests.conftest import write, write_jsonl
+
+    files = [write_jsonl(tmp_path / run / "transcript.jsonl", [write(f"lesson of {run}", entry_id=run)])
+             for run in ("r1", "r2")]
+    home = Home.from_env(tmp_path / "home")
+    landed = CliRunner().invoke(app, ["land", *map(str, files), "--home", str(home.root)])
+    assert landed.exit_code == 0, landed.output
+    assert sorted(p.read_text() for p in ingest.discover(home.landing, [])) == sorted(f.read_text() for f in files)

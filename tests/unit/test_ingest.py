@@ -648,3 +648,25 @@ def test_no_string_of_a_nights_store_is_stored_in_fsst(home):
         compressions = {t: string_compressions(conn, t) for t in tables}
     assert {"raw.events", "core.entries", "core.entry_lifecycle"} <= set(tables)
     assert {t for t, found in compressions.items() if "FSST" in found} == set()
+
+
+def test_landing_never_writes_over_a_landed_file(tmp_path):
+    """`memcurator land` wrote each file to landing/<second>/<name>: a second call in the same second, or two
+    files of one name in one call, wrote over the first (the log is append-only, and the ingest does not read
+    a file it has read again). Each call lands in a folder of its own, in the order of its paths, each file
+    whole under its name (copied under a hidden name the ingest skips, then renamed)."""
+    sources = []
+    for folder, text in (("a", "first"), ("b", "second"), ("c", "third")):
+        sources.append(write_jsonl(tmp_path / folder / "run.jsonl", [write(text, entry_id=folder)]))
+    landing, now = tmp_path / "landing", datetime(2026, 12, 7, 18, 0, tzinfo=timezone.utc)
+    first = ingest.land_files([sources[0]], landing, now)
+    second = ingest.land_files([sources[1]], landing, now)  # the same second
+    both = ingest.land_files([sources[1], sources[2]], landing, now)  # one name twice
+    landed = ingest.discover(landing, [])
+    assert [p.relative_to(landing).as_posix() for p in landed] == [
+        "20261207T180000Z/run.jsonl", "20261207T180000Z_0002/run.jsonl",
+        "20261207T180000Z_0003/0001/run.jsonl", "20261207T180000Z_0003/0002/run.jsonl"]
+    assert [p.read_text() for p in landed] == [sources[i].read_text() for i in (0, 1, 1, 2)]
+    assert (first, second, both) == (landing / "20261207T180000Z", landing / "20261207T180000Z_0002",
+                                     landing / "20261207T180000Z_0003")
+    assert not [p for p in landing.rglob(".*")]  # no hidden copy left
