@@ -160,9 +160,18 @@ def waiting_decisions(h: Home, night: str) -> dict[str, int]:
 
 
 def summary(h: Home) -> None:
+    from memcurator.ingest import changed_since_ingest
     from memcurator.rederive import last_night
 
     with store.connect(h.published, read_only=True) as conn:
+        changed = changed_since_ingest(conn, h.landing, h.decisions)
+        if changed:
+            console.print(f"[yellow]landed files changed since the ingest read them: {len(changed)}[/] (what was "
+                          "written to them after is in no table: land it as a new file; a landed file is never edited)")
+            for source, ingested, now in changed[:20]:
+                console.print(f"  {source}: {ingested:,} bytes read, " + (f"{now:,} now" if now is not None else "gone"))
+            if len(changed) > 20:
+                console.print(f"  ... and {len(changed) - 20} more")
         as_of = last_night(conn)
         if as_of:
             night = (as_of - timedelta(days=1)).date()

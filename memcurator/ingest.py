@@ -111,6 +111,24 @@ def land_files(paths: list[Path], landing: Path, now: datetime) -> Path:
     return target
 
 
+def changed_since_ingest(conn: duckdb.DuckDBPyConnection, landing: Path, decisions: Path) -> list[tuple[str, int, int | None]]:
+    """The landed files (and decision files) whose size is not the one the ingest recorded: (source_file,
+    bytes ingested, bytes now or None when gone). A landed file is never edited, and one the ingest has read
+    is not read again: what was written to it after (a copy still running when a run listed the folder, an
+    edit) is in no table. A purge records the files it rewrites. One stat a file, no read."""
+    changed = []
+    for source, ingested in conn.execute("select source_file, bytes from raw.landed_files order by source_file").fetchall():
+        path = (decisions / source.removeprefix(DECISIONS_PREFIX) if source.startswith(DECISIONS_PREFIX)
+                else landing / source)
+        try:
+            now = path.stat().st_size
+        except FileNotFoundError:
+            now = None
+        if now != ingested:
+            changed.append((source, ingested, now))
+    return changed
+
+
 def discover(folder: Path, already: Iterable[str], prefix: str = "") -> list[Path]:
     """Files under ``folder`` not ingested yet, in sorted relative-path order (landing order)."""
     known = set(already)

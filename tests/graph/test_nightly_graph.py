@@ -211,3 +211,18 @@ def test_core_entries_loads_the_compiled_loops_ahead_only_for_a_stage_after_it_t
     asked.clear()
     assert run_night(night_home, NIGHT).success
     assert len(asked) == 1
+
+
+def test_a_landed_file_written_to_after_its_ingest_is_a_warning_not_a_failure(night_home):
+    """The ingest does not read a landed file again: a line appended to one after its night is in no table.
+    The night says so (a check that warns, the files' count only in Dagster's history) and goes on."""
+    landed = sorted(night_home.landing.rglob("*.jsonl"))[0]
+    with landed.open("a") as f:
+        f.write('{"id": "late-1", "type": "memory.write", "ts": "2026-11-20T00:00:00Z", "namespace": "fleet-001", '
+                '"data": {"entry_id": "late", "text": "appended after the ingest", "class": "lesson"}}\n')
+    result = run_night(night_home, NIGHT)
+    assert result.success
+    assert check_results(result)[("raw/events", "landed_files_unchanged_since_ingest")] is False
+    (evaluation,) = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"
+                     and e.event_specific_data.asset_check_key.name == "landed_files_unchanged_since_ingest"]
+    assert evaluation.metadata["files"].value == 1

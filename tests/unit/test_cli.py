@@ -199,3 +199,15 @@ def test_land_keeps_two_files_of_one_name(tmp_path):
     landed = CliRunner().invoke(app, ["land", *map(str, files), "--home", str(home.root)])
     assert landed.exit_code == 0, landed.output
     assert sorted(p.read_text() for p in ingest.discover(home.landing, [])) == sorted(f.read_text() for f in files)
+
+
+def test_the_status_names_a_landed_file_changed_since_its_ingest(home):
+    """The check in Dagster's history counts the files; the status, read on the home, names them."""
+    _curated_and_published(home)
+    landed = home.landing / "f.jsonl"
+    read = landed.stat().st_size
+    with landed.open("a") as f:
+        f.write("{}\n")
+    status = CliRunner().invoke(app, ["status", "--home", str(home.root)])
+    assert "landed files changed since the ingest read them: 1" in _said(status), status.output
+    assert f"f.jsonl: {read:,} bytes read, {read + 3:,} now" in status.output

@@ -670,3 +670,27 @@ def test_landing_never_writes_over_a_landed_file(tmp_path):
     assert (first, second, both) == (landing / "20261207T180000Z", landing / "20261207T180000Z_0002",
                                      landing / "20261207T180000Z_0003")
     assert not [p for p in landing.rglob(".*")]  # no hidden copy left
+
+
+def test_a_landed_file_changed_after_its_ingest_is_found_by_its_size(conn, home):
+    """A landed file the ingest has read is not read again: lines written to it after (a copy still running
+    when a run listed the folder, an edit) are in no table. Each file's size against the one recorded names
+    it; a decision file too. Unchanged files are not named."""
+    from memcurator import decisions
+
+    first = write_jsonl(home.landing / "a" / "run.jsonl", [write("keep deploys small", entry_id="e1")])
+    second = write_jsonl(home.landing / "b" / "run.jsonl", [write("pin the base image", entry_id="e2")])
+    decisions.record(home.decisions, "ns-a", "cluster", "c_1", "reject", "not one lesson", "kim")
+    ingest.ingest_landing(conn, home.landing, None, CurationConfig())
+    ingest.ingest_decisions(conn, home.decisions, CurationConfig())
+    assert ingest.changed_since_ingest(conn, home.landing, home.decisions) == []
+    sizes = first.stat().st_size, second.stat().st_size
+    with first.open("ab") as f:
+        f.write(orjson.dumps(write("added after the ingest", entry_id="e3")) + b"\n")
+    second.unlink()
+    (decided,) = home.decisions.rglob("*.jsonl")
+    decided_size = decided.stat().st_size
+    decided.write_text("")
+    assert ingest.changed_since_ingest(conn, home.landing, home.decisions) == [
+        ("a/run.jsonl", sizes[0], first.stat().st_size), ("b/run.jsonl", sizes[1], None),
+        (f"decisions/{decided.relative_to(home.decisions).as_posix()}", decided_size, 0)]
