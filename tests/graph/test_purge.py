@@ -136,6 +136,7 @@ def test_purge_namespace_leaves_no_byte_of_it_under_the_home(built):
     assert night.success
     checks = {name: passed for _, name, passed in night.checks}
     assert checks["every_landed_line_is_accounted_for"] and checks["event_ids_are_unique"]
+    assert checks["landed_files_unchanged_since_ingest"]  # the purge recorded the files it wrote again
     with store.connect(home.store, read_only=True) as conn:
         assert conn.execute("select count(*) from raw.events where namespace = ?", [GONE]).fetchone()[0] == 0
         assert conn.execute("select count(*) from raw.events").fetchone()[0] == 2
