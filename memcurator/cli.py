@@ -11,6 +11,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Column
 from rich.table import Table as RichTable
@@ -103,7 +104,7 @@ def land(paths: list[Path] = typer.Argument(..., exists=True, dir_okay=False, re
     from memcurator.ingest import land_files
 
     target = land_files(paths, _home(home).landing, datetime.now(timezone.utc))
-    console.print(f"landed {len(paths)} file(s) in {target}")
+    console.print(f"landed {len(paths)} file(s) in {escape(str(target))}")
 
 
 @app.command()
@@ -169,7 +170,7 @@ def summary(h: Home) -> None:
             console.print(f"[yellow]landed files changed since the ingest read them: {len(changed)}[/] (what was "
                           "written to them after is in no table: land it as a new file; a landed file is never edited)")
             for source, ingested, now in changed[:20]:
-                console.print(f"  {source}: {ingested:,} bytes read, " + (f"{now:,} now" if now is not None else "gone"))
+                console.print(f"  {escape(source)}: {ingested:,} bytes read, " + (f"{now:,} now" if now is not None else "gone"))
             if len(changed) > 20:
                 console.print(f"  ... and {len(changed) - 20} more")
         as_of = last_night(conn)
@@ -257,10 +258,11 @@ def recall_command(
         console.print("no matching entries")
     for h in hits:
         # the banners under their entry's text (printed before it, they read as the previous entry's)
-        console.print(f"{h.rank:>2}. [bold]{h.text}[/]")
+        console.print(f"{h.rank:>2}. [bold]{escape(h.text)}[/]")
         for banner in h.banners:
-            console.print(f"    [bold yellow]! {banner}[/]")
-        console.print(f"    [dim]{h.entry_id} · {h.cls} · {h.tier} · relevance {h.relevance:.2f} · score {h.score:.2f}[/]")
+            console.print(f"    [bold yellow]! {escape(banner)}[/]")
+        console.print(f"    [dim]{escape(h.entry_id)} · {h.cls} · {h.tier} · relevance {h.relevance:.2f} · "
+                      f"score {h.score:.2f}[/]")
 
 
 @app.command()
@@ -275,20 +277,20 @@ def show(entry_id: str = typer.Argument(..., help="The entry id."),
             "select namespace from core.entries where entry_id = ? and (? is null or namespace = ?)",
             [entry_id, namespace, namespace]).fetchall()]
         if len(namespaces) != 1:
-            console.print(f"[red]{entry_id}[/]: found in {len(namespaces)} namespaces {namespaces}; "
+            console.print(f"[red]{escape(entry_id)}[/]: found in {len(namespaces)} namespaces {escape(str(namespaces))}; "
                           "pass --namespace" if namespaces else f"[red]{entry_id}[/]: no such entry")
             raise typer.Exit(1)
-        console.print(f"[bold]{namespaces[0]} / {entry_id}[/]")
+        console.print(f"[bold]{escape(namespaces[0])} / {escape(entry_id)}[/]")
         for title, frame in entry_history(conn, namespaces[0], entry_id):
             console.print(f"\n[bold underline]{title}[/] ({frame.height})")
             for row in frame.iter_rows(named=True):
                 shown = {k: v for k, v in row.items() if v not in (None, [], "")}
                 # a list (banners, conflicts) an item to a line under its row, not as a Python list
-                fields = [f"[dim]{k}[/] {f'{v:.4g}' if isinstance(v, float) else v}"
+                fields = [f"[dim]{k}[/] {f'{v:.4g}' if isinstance(v, float) else escape(str(v))}"
                           for k, v in shown.items() if not isinstance(v, list)]
                 console.print("  • " + " · ".join(fields))
                 for k, items in ((k, v) for k, v in shown.items() if isinstance(v, list)):
-                    console.print(f"    [dim]{k}[/]\n" + "\n".join(f"      - {item}" for item in items))
+                    console.print(f"    [dim]{k}[/]\n" + "\n".join(f"      - {escape(str(item))}" for item in items))
 
 
 @app.command("import")
@@ -313,7 +315,7 @@ def import_command(
     events = convert(path, namespace, when)
     passed_on = sum(isinstance(e, bytes) for e in events)
     target = land(events, _home(home).landing, fmt, path)
-    console.print(f"{len(events) - passed_on} events from {path.name} landed in {target}"
+    console.print(f"{len(events) - passed_on} events from {escape(path.name)} landed in {escape(str(target))}"
                   + (f"; {passed_on} records could not be converted and will be quarantined by ingest" if passed_on else ""))
 
 
@@ -338,8 +340,8 @@ def review_clusters(namespace: Optional[str] = typer.Option(None, "--namespace",
     console.print(f"principle proposals ({status}): {len(rows)} shown")
     for ns, cluster, members, recalls, proven, runs, conflicts, state, canonical in rows:
         more = (f" · [red]{conflicts} open conflicts[/]" if conflicts else "") + (f" · {state}" if status == "all" else "")
-        console.print(f"[bold]{ns}/{cluster}[/] {members} members · {recalls} recalls · {proven} proven · "
-                      f"{runs} runs{more}\n  {canonical}")
+        console.print(f"[bold]{escape(ns)}/{escape(cluster)}[/] {members} members · {recalls} recalls · {proven} proven · "
+                      f"{runs} runs{more}\n  {escape(canonical)}")
     if rows and status == "proposed":
         command("decide: memcurator review approve|reject CLUSTER_ID --reason ...")
 
@@ -372,7 +374,7 @@ def _decide(home: Optional[Path], kind: str, target: str, action: str, reason: s
                 "select canonical_entry_id, open_conflicts from core.principle_proposals where cluster_id = ?",
                 [target]).fetchone()))
     if not found:
-        console.print(f"[red]no {kind} {target}[/] in the published store")
+        console.print(f"[red]no {kind} {escape(target)}[/] in the published store")
         raise typer.Exit(1)
     if kind == "cluster" and action == "approve" and extra.get("open_conflicts"):
         console.print(f"[red]refused[/]: its members are in {extra['open_conflicts']} open conflicts; "
@@ -380,7 +382,7 @@ def _decide(home: Optional[Path], kind: str, target: str, action: str, reason: s
         raise typer.Exit(1)
     payload = {"canonical_entry_id": extra["canonical_entry_id"]} if kind == "cluster" and action == "approve" else {}
     line = record(h.decisions, found[0][0], kind, target, action, reason, curator, {**payload, **(data or {})})
-    command(f"recorded {action} of {kind} {target} ({line['id']}); {_applied_from(line)}")
+    command(f"recorded {action} of {kind} {escape(target)} ({line['id']}); {_applied_from(line)}")
 
 
 @review.command("approve")
@@ -417,8 +419,8 @@ def review_conflicts(namespace: Optional[str] = typer.Option(None, "--namespace"
                order by c.recall_count desc, c.max_confidence desc, c.entry_id""",
             [namespace, namespace, limit]).fetchall()
     for ns, entry, recalls, kinds, conflicts, current, text in rows:
-        console.print(f"[bold]{ns}/{entry}[/] recalled {recalls}× · {', '.join(kinds)} · "
-                      f"{'likely current' if current else '[yellow]likely stale[/]'}\n  {text}\n  "
+        console.print(f"[bold]{escape(ns)}/{escape(entry)}[/] recalled {recalls}× · {', '.join(kinds)} · "
+                      f"{'likely current' if current else '[yellow]likely stale[/]'}\n  {escape(text)}\n  "
                       f"conflicts: {', '.join(conflicts[:5])}{' …' if len(conflicts) > 5 else ''}")
     command("resolve: memcurator review resolve CONFLICT_ID replace|narrow|retire|dismiss --reason ...")
 
@@ -436,8 +438,9 @@ def review_suggestions(namespace: Optional[str] = typer.Option(None, "--namespac
                where (? is null or s.namespace = ?) order by s.namespace, s.entry_id, s.rank limit ?""",
             [namespace, namespace, limit]).fetchall()
     for ns, new, new_text, old, old_text, basis, score in rows:
-        console.print(f"[bold]{ns}/{new}[/] {new_text}\n  may replace {old}: {old_text}  [dim]({basis}, {score})[/]")
-        command(f"  memcurator review confirm {new} --supersedes {old} --reason ...")
+        console.print(f"[bold]{escape(ns)}/{escape(new)}[/] {escape(new_text)}\n  may replace {escape(old)}: "
+                      f"{escape(old_text)}  [dim]({basis}, {score})[/]")
+        command(f"  memcurator review confirm {escape(new)} --supersedes {escape(old)} --reason ...")
 
 
 @review.command("confirm")
@@ -454,10 +457,10 @@ def review_confirm(entry_id: str, supersedes: str = typer.Option(..., "--superse
             "(select 1 from core.entries o where o.namespace = e.namespace and o.entry_id = ?)",
             [entry_id, supersedes]).fetchall()
     if len(found) != 1:
-        console.print(f"[red]{entry_id} and {supersedes} are not two entries of one namespace[/]")
+        console.print(f"[red]{escape(entry_id)} and {escape(supersedes)} are not two entries of one namespace[/]")
         raise typer.Exit(1)
     line = record(h.decisions, found[0][0], "link", entry_id, "confirm", reason, curator, {"supersedes": supersedes})
-    command(f"recorded: {entry_id} supersedes {supersedes} ({line['id']}); {_applied_from(line)}")
+    command(f"recorded: {escape(entry_id)} supersedes {escape(supersedes)} ({line['id']}); {_applied_from(line)}")
 
 
 @review.command("resolve")
@@ -571,12 +574,12 @@ def purge_command(namespace: Optional[str] = typer.Option(None, "--namespace", "
     if not yes and not typer.confirm(f"Permanently delete every event of {kind} {target!r} under {h.root}?"):
         raise typer.Exit(1)
     try:  # a night holding the store is waited for (an hour at most), as a run's steps wait
-        receipt = purge(h, kind, target, reason, log=lambda line: console.print(f"[yellow]{line}[/]"))
+        receipt = purge(h, kind, target, reason, log=lambda line: console.print(f"[yellow]{escape(line)}[/]"))
     except ValueError as error:
-        console.print(f"[red]{error}[/]")
+        console.print(f"[red]{escape(str(error))}[/]")
         raise typer.Exit(2)
     except store.StoreBusy as error:
-        console.print(f"[red]{error}[/]")
+        console.print(f"[red]{escape(str(error))}[/]")
         raise typer.Exit(1)
     console.print(f"purged {receipt.landing_lines} landed lines ({receipt.landing_files_rewritten} files), "
                   f"{receipt.store_events} events, {receipt.store_quarantine_rows} quarantined lines, "
@@ -650,7 +653,7 @@ def rederive_check_command(night: Optional[str] = typer.Option(None, help="Night
         report = rederive_check(h.store, as_of_for_night(night) if night else None, overrides=_settings(setting),
                                 ask_judge=ask_judge)
     except (ValueError, StoreChanged) as error:
-        console.print(f"[red]{error}[/]")
+        console.print(f"[red]{escape(str(error))}[/]")
         raise typer.Exit(1)
     table = RichTable(Column("table", no_wrap=True), Column("rows", justify="right"), "rows only in one",
                       "same")
@@ -692,7 +695,7 @@ def profile_night_command(night: Optional[str] = typer.Option(None, help="Night 
         try:
             copy = copy_store(h.store, folder)
         except StoreUnavailable as error:
-            console.print(f"[red]{error}[/]")
+            console.print(f"[red]{escape(str(error))}[/]")
             raise typer.Exit(1)
         with console.status(f"profiling the night of {as_of - timedelta(days=1):%Y-%m-%d} on a copy of the store"):
             profile = profile_night(copy, h.landing, as_of, cfg)
@@ -713,7 +716,7 @@ def report_command(out: Path = typer.Option(Path("reports/store-health.html"), "
     try:
         path = write_report(_published(_home(home)), out)
     except ValueError as error:
-        console.print(f"[red]{error}[/]")
+        console.print(f"[red]{escape(str(error))}[/]")
         raise typer.Exit(1)
     except OSError as error:
         console.print(f"[red]cannot write {out}: {error.strerror or error}[/]")

@@ -211,3 +211,25 @@ def test_the_status_names_a_landed_file_changed_since_its_ingest(home):
     status = CliRunner().invoke(app, ["status", "--home", str(home.root)])
     assert "landed files changed since the ingest read them: 1" in _said(status), status.output
     assert f"f.jsonl: {read:,} bytes read, {read + 3:,} now" in status.output
+
+
+def test_a_text_with_square_brackets_prints_as_written(home):
+    """The console reads square brackets as its markup: a memory text "tick [x] in the form" printed as "tick
+    in the form", and one holding "[/b]" stopped the command with a MarkupError. Texts and banners are printed
+    as written in recall, show and the review queues (ids cannot hold brackets: the ingest quarantines them)."""
+    from memcurator import night, store
+    from tests.conftest import write, write_jsonl
+
+    texts = {"tick": "tick [x] in the deploy form before the ledger release",
+             "close": "the ledger's config parser chokes on [/b] in a value"}
+    write_jsonl(home.landing / "f.jsonl", [write(text, entry_id=key, ts="2026-11-28T10:00:00Z")
+                                           for key, text in texts.items()])
+    with store.connect(home.store) as conn:
+        night.ingest_and_derive(conn, home.landing, datetime(2026, 11, 30))
+    store.publish(home.store, home.published)
+    runner = CliRunner()
+    recalled = runner.invoke(app, ["recall", "ledger", "-n", "ns-a", "--home", str(home.root)], terminal_width=200)
+    assert recalled.exit_code == 0, recalled.output
+    assert all(text in _said(recalled) for text in texts.values()), recalled.output
+    shown = runner.invoke(app, ["show", "close", "--home", str(home.root)], terminal_width=200)
+    assert shown.exit_code == 0 and texts["close"] in _said(shown), shown.output
