@@ -311,8 +311,7 @@ def churn_writes(fleet: Fleet, count: int, namespaces: int, words: int, seed: in
     changed = count // 2
     new = generate(count - changed, namespaces, words, seed, id_prefix=id_prefix, used=False)
     into_day = pl.lit(day) + (pl.col("ts") - pl.lit(START)) / DAYS
-    writes = pl.concat([new.frame.with_columns(into_day.dt.cast_time_unit("us").alias("ts")).cast(new.frame.schema),
-                        rewrites(fleet, changed, seed, day).frame])
+    writes = pl.concat([new.frame.with_columns(into_day.alias("ts")), rewrites(fleet, changed, seed, day).frame])
     # the recalls and checks after them, of these entries and the fleet's (the share of the full fleet's), and
     # the failing checks of what the new entries correct
     recalls, checks = usage(pl.concat([fleet.frame, writes]), writes, round(count * RECALLS_PER_WRITE),
