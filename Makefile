@@ -40,7 +40,7 @@ test-crash: setup
 
 ## The property tests drawing new examples, 2,000 each (`make test` replays the same 60 on every run).
 fuzz: setup
-	$(BIN)/pytest tests/unit/test_hostile_input.py tests/unit/test_ranking.py -q --hypothesis-profile=fuzz
+	$(BIN)/pytest tests/unit/test_hostile_input.py tests/unit/test_ranking.py tests/unit/test_importers.py -q --hypothesis-profile=fuzz
 
 ## Tests on the real external files in ../shared/data.
 test-shared: setup

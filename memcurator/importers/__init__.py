@@ -27,8 +27,13 @@ def stable_id(*parts: str) -> str:
     return "i" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:20]
 
 
+def utc(ts: datetime) -> datetime:
+    """A time without a zone is UTC (not the machine's local time)."""
+    return ts if ts.tzinfo else ts.replace(tzinfo=timezone.utc)
+
+
 def iso(ts: datetime) -> str:
-    return ts.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return utc(ts).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def land(events: list, landing: Path, fmt: str, source: Path) -> Path:

@@ -4,8 +4,9 @@ Maps to ``memory.write`` events of class ``relationship`` (facts about named thi
 - each observation of an entity: "<name> (<entityType>): <observation>", tagged with the entity;
 - each relation: "<from> <relationType> <to>", tagged with both entities.
 The format has no times: every event takes ``ts`` (default: the file's modification time).
-Dropped: nothing but exact repeats (the same entity observation twice is one entry with two
-versions). Lines that are not entity/relation records are passed on for ingest to quarantine.
+Dropped: exact repeats (the same entity observation twice is one entry with two versions), and an
+entity without observations (it holds no fact to write; a relation still names it). Lines that are not entity/relation records are passed on for ingest to quarantine, and
+so is an observation that is no text or is blank (a write with it as its text).
 """
 
 from __future__ import annotations
@@ -32,13 +33,15 @@ def convert(path: Path, namespace: str, ts: datetime) -> list:
         if kind == "entity" and isinstance(record.get("name"), str) and isinstance(record.get("observations"), list):
             name, etype = record["name"], record.get("entityType") or "entity"
             for obs in record["observations"]:
-                if not isinstance(obs, str) or not obs.strip():
-                    continue
-                entry = stable_id(namespace, "obs", name, obs)
-                events.append({"id": stable_id(namespace, "ev", name, obs, str(line_no)), "type": "memory.write",
+                readable = isinstance(obs, str) and bool(obs.strip())
+                # an observation that is no text, or blank, keeps its value as the write's text: ingest
+                # quarantines the write (wrong_type, empty_text) instead of its being left out unseen
+                said = orjson.dumps(obs).decode() if not isinstance(obs, str) else obs
+                events.append({"id": stable_id(namespace, "ev", name, said, str(line_no)), "type": "memory.write",
                                "ts": iso(ts), "namespace": namespace, "actor": "import",
-                               "data": {"entry_id": entry, "text": f"{name} ({etype}): {obs}", "class": "relationship",
-                                        "tags": [slug(name)]}})
+                               "data": {"entry_id": stable_id(namespace, "obs", name, said),
+                                        "text": f"{name} ({etype}): {obs}" if readable else obs,
+                                        "class": "relationship", "tags": [slug(name)]}})
         elif kind == "relation" and all(isinstance(record.get(k), str) for k in ("from", "to", "relationType")):
             text = f"{record['from']} {record['relationType']} {record['to']}"
             events.append({"id": stable_id(namespace, "rel", text, str(line_no)), "type": "memory.write", "ts": iso(ts),

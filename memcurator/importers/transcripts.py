@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-from datetime import datetime, timedelta
+import zlib
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import orjson
 
-from memcurator.importers import iso, slug, stable_id
+from memcurator.importers import iso, slug, stable_id, utc
 
 TASK_CHARS = 500
 DIGEST_CHARS = 4_000  # an episode note, not the transcript: long observations stay in the source
@@ -28,9 +29,14 @@ MEMORY_WRITE_COMMANDS = {"create": "file_text", "str_replace": "new_str", "inser
 
 
 def read_source(path: Path) -> bytes:
-    """The file's bytes, gunzipped when it is gzipped."""
+    """The file's bytes, gunzipped when it is gzipped (a broken gzip stream raises ``OSError``)."""
     raw = path.read_bytes()
-    return gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+    if raw[:2] != b"\x1f\x8b":
+        return raw
+    try:
+        return gzip.decompress(raw)
+    except (EOFError, zlib.error) as error:
+        raise OSError(f"corrupt gzip: {error}") from error
 
 
 def _digest(parts: list[str]) -> str:
@@ -61,14 +67,21 @@ def _episode(namespace: str, run: str, agent: str, when: datetime, text: str, ta
             "data": {"entry_id": stable_id(namespace, "episode", run), "text": text, "class": "episodic", "tags": tags}}
 
 
+def _listed(value) -> list:
+    """A field that should hold a list: the list, or nothing (a record's other parts still count)."""
+    return value if isinstance(value, list) else []
+
+
 # --- tau-bench ---------------------------------------------------------------------------------
 
 def _tau_action(call: dict) -> str:
-    fn = call.get("function") or {}
-    try:
-        args = orjson.loads(fn.get("arguments") or "{}")
-    except orjson.JSONDecodeError:
-        args = fn.get("arguments")
+    fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+    args = fn.get("arguments") or "{}"
+    if isinstance(args, str):
+        try:
+            args = orjson.loads(args)
+        except orjson.JSONDecodeError:
+            pass
     if isinstance(args, dict):
         args = " ".join(f"{k}={orjson.dumps(v).decode() if not isinstance(v, str) else v}" for k, v in args.items())
     return f"{fn.get('name', '?')}({args})"
@@ -96,7 +109,7 @@ def tau_bench(path: Path, namespace: str, ts: datetime) -> list:
             continue
         messages = [m for m in traj if isinstance(m, dict)]
         user = [m["content"] for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
-        calls = [c for m in messages if m.get("role") == "assistant" for c in (m.get("tool_calls") or [])
+        calls = [c for m in messages if m.get("role") == "assistant" for c in _listed(m.get("tool_calls"))
                  if isinstance(c, dict)]
         run = "tau-" + _fingerprint([index, traj])
         start = ts + timedelta(minutes=index)
@@ -131,15 +144,18 @@ def swe_agent(path: Path, namespace: str, ts: datetime) -> list:
         return [f"unreadable SWE-agent trajectory: {error}".encode()]
     if not isinstance(record, dict) or not isinstance(record.get("history") or record.get("trajectory"), list):
         return [orjson.dumps(record)]
-    history = [m for m in record.get("history") or [] if isinstance(m, dict)]
-    steps = [s for s in record.get("trajectory") or [] if isinstance(s, dict)]
+    history = [m for m in _listed(record.get("history")) if isinstance(m, dict)]
+    steps = [s for s in _listed(record.get("trajectory")) if isinstance(s, dict)]
     users = [m["content"] for m in history if m.get("role") == "user" and isinstance(m.get("content"), str)]
     actions = [s["action"].strip() for s in steps if isinstance(s.get("action"), str) and s["action"].strip()]
     if not steps:  # function-calling histories keep the actions on the assistant messages
-        actions = [str(c.get("function", {}).get("arguments", "")) for m in history if m.get("role") == "assistant"
-                   for c in (m.get("tool_calls") or []) if isinstance(c, dict)]
+        actions = [str(c["function"].get("arguments", "")).strip() for m in history if m.get("role") == "assistant"
+                   for c in _listed(m.get("tool_calls")) if isinstance(c, dict) and isinstance(c.get("function"), dict)]
+        actions = [a for a in actions if a]
     info = record.get("info") if isinstance(record.get("info"), dict) else {}
     status = info.get("exit_status")
+    if status is not None and not isinstance(status, str):
+        status = orjson.dumps(status).decode()
     outcome = SWE_OUTCOMES.get(status, "aborted") if status else "unknown"
     run = "swe-" + _fingerprint(record)
     files = sorted({slug(a.split()[1].strip("'\"")) for a in actions
@@ -161,9 +177,13 @@ def _blocks(message) -> list:
 
 
 def _parse_time(value) -> datetime | None:
+    """A record's time in UTC (one without a zone is UTC), or None when it is no time or falls
+    outside what an event's time can be."""
+    if not isinstance(value, str):
+        return None
     try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
+        return utc(datetime.fromisoformat(value.replace("Z", "+00:00"))).astimezone(timezone.utc)
+    except (ValueError, OverflowError):
         return None
 
 
@@ -173,11 +193,12 @@ def _mcp_entry(namespace: str, name: str, observation: str) -> str:
 
 
 def _memory_calls(namespace: str, session: str, when: datetime, block: dict, results: dict) -> list[dict]:
-    name, args = block.get("name") or "", block.get("input") if isinstance(block.get("input"), dict) else {}
+    name = block.get("name") if isinstance(block.get("name"), str) else ""
+    args = block.get("input") if isinstance(block.get("input"), dict) else {}
     envelope = {"namespace": namespace, "run_id": session, "agent_id": "claude-code", "actor": "agent"}
     call = str(block.get("id") or _fingerprint(block))
     out: list[dict] = []
-    if name == "memory" and args.get("command") in MEMORY_WRITE_COMMANDS:
+    if name == "memory" and isinstance(args.get("command"), str) and args["command"] in MEMORY_WRITE_COMMANDS:
         text = args.get(MEMORY_WRITE_COMMANDS[args["command"]])
         if isinstance(text, str) and text.strip():
             out.append({"id": stable_id(namespace, session, call), "type": "memory.write", "ts": iso(when), **envelope,
@@ -185,18 +206,23 @@ def _memory_calls(namespace: str, session: str, when: datetime, block: dict, res
                                  "text": text, "class": "lesson", "tags": [slug(str(args.get("path") or "memory"))]}})
     elif name.endswith("create_entities") or name.endswith("add_observations"):
         items = args.get("entities") if name.endswith("create_entities") else args.get("observations")
-        for item in items if isinstance(items, list) else []:
-            if not isinstance(item, dict):
+        for item in _listed(items):
+            subject = item.get("name") or item.get("entityName") if isinstance(item, dict) else None
+            observations = (item.get("observations") if "observations" in item else item.get("contents")) \
+                if isinstance(item, dict) else None
+            if not isinstance(subject, str) or not isinstance(observations, list):
+                out.append(orjson.dumps(item))  # no entity and observations to read: ingest quarantines it
                 continue
-            subject = item.get("name") or item.get("entityName")
-            observations = item.get("observations") if "observations" in item else item.get("contents")
-            for obs in observations if isinstance(observations, list) else []:
-                if isinstance(subject, str) and isinstance(obs, str) and obs.strip():
-                    out.append({"id": stable_id(namespace, session, call, subject, obs), "type": "memory.write",
-                                "ts": iso(when), **envelope,
-                                "data": {"entry_id": _mcp_entry(namespace, subject, obs),
-                                         "text": f"{subject} ({item.get('entityType') or 'entity'}): {obs}",
-                                         "class": "relationship", "tags": [slug(subject)]}})
+            for obs in observations:
+                # as the memory.jsonl importer does: an observation that is no text, or blank, is a write
+                # with it as its text, which ingest quarantines
+                readable = isinstance(obs, str) and bool(obs.strip())
+                said = obs if isinstance(obs, str) else orjson.dumps(obs).decode()
+                out.append({"id": stable_id(namespace, session, call, subject, said), "type": "memory.write",
+                            "ts": iso(when), **envelope,
+                            "data": {"entry_id": _mcp_entry(namespace, subject, said),
+                                     "text": f"{subject} ({item.get('entityType') or 'entity'}): {obs}" if readable else obs,
+                                     "class": "relationship", "tags": [slug(subject)]}})
     elif name.endswith(("search_nodes", "open_nodes", "read_graph")):
         found = []
         try:
@@ -205,9 +231,9 @@ def _memory_calls(namespace: str, session: str, when: datetime, block: dict, res
             graph = None
         for entity in (graph or {}).get("entities", []) if isinstance(graph, dict) else []:
             if isinstance(entity, dict) and isinstance(entity.get("name"), str):
-                found += [_mcp_entry(namespace, entity["name"], o) for o in entity.get("observations") or []
+                found += [_mcp_entry(namespace, entity["name"], o) for o in _listed(entity.get("observations"))
                           if isinstance(o, str)]
-        query = args.get("query") or " ".join(map(str, args.get("names") or [])) or "(whole graph)"
+        query = args.get("query") or " ".join(map(str, _listed(args.get("names")))) or "(whole graph)"
         out.append({"id": stable_id(namespace, session, call), "type": "memory.recall", "ts": iso(when), **envelope,
                     "data": {"query": str(query),
                              "results": [{"entry_id": e, "rank": r, "injected": True} for r, e in enumerate(found, 1)]}})
@@ -225,12 +251,17 @@ def claude_code(path: Path, namespace: str, ts: datetime) -> list:
     ``summary`` record -> an episodic write (the session's own digest). Dropped: assistant prose,
     other tools' calls and results, token usage. Lines that are not JSON objects are passed on
     for ingest to quarantine, and so are message records without a time, a session or readable
-    content (a record that says nothing is never dropped silently)."""
+    content, summaries without text and memory-tool entities that cannot be read (a record that
+    says nothing is never dropped silently). A time without a zone is UTC."""
     sessions: dict[str, dict] = {}
     summaries: list[tuple[str, str]] = []
     passed: list = []
     owner_of: dict[str, str] = {}
-    for raw in read_source(path).splitlines():
+    try:
+        source = read_source(path)
+    except OSError as error:
+        return [f"unreadable Claude Code session file: {error}".encode()]
+    for raw in source.splitlines():
         if not raw.strip():
             continue
         try:
@@ -244,6 +275,8 @@ def claude_code(path: Path, namespace: str, ts: datetime) -> list:
         if record.get("type") == "summary":
             if isinstance(record.get("summary"), str) and record["summary"].strip():
                 summaries.append((str(record.get("leafUuid") or ""), record["summary"]))
+            else:
+                passed.append(raw)  # a summary without its text
             continue
         when, session = _parse_time(record.get("timestamp")), record.get("sessionId")
         if record.get("type") not in ("user", "assistant") or when is None or not isinstance(session, str):
