@@ -37,7 +37,7 @@ from pathlib import Path
 import duckdb
 import orjson
 
-from memcurator import changes, ingest, store
+from memcurator import changes, ingest, rederive, store
 from memcurator.config import CurationConfig
 from memcurator.home import Home
 from memcurator.night import derive_night
@@ -166,13 +166,14 @@ def _compact(path: Path, wait_seconds: float = 0, log: Callable[[str], None] | N
         os.replace(fresh, path)
 
 
-def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig = CurationConfig(),
+def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig | None = None,
           now: datetime | None = None, wait_seconds: float = 3600,
           log: Callable[[str], None] | None = None) -> PurgeReceipt:
     """Remove every event of the namespace or end user (``kind``: namespace or user_id) from the landing
     files, the store, the lake, the curator decisions and the published snapshot, derive the last night
-    again without them, and write a receipt to the ledger. While another process holds the store (a
-    night), each of its opens waits up to ``wait_seconds``, saying so through ``log``."""
+    again without them (with ``cfg``, default the settings that night ran with, as the store records
+    them), and write a receipt to the ledger. While another process holds the store (a night), each of
+    its opens waits up to ``wait_seconds``, saying so through ``log``."""
     if kind not in KINDS:
         raise ValueError(f"purge by {kind!r}: only {', '.join(KINDS)}")
     if not target or not reason.strip():
@@ -218,7 +219,8 @@ def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig =
         _purge_lake(home, conn, kind, target, receipt)
         last = _latest_night(conn)
         if last is not None:
-            derive_night(conn, last, cfg)
+            # the night derived as it was, but for the purged events: with its settings, not the defaults
+            derive_night(conn, last, cfg or CurationConfig.from_mapping(rederive.night_settings(conn)))
             receipt.rederived_as_of = last.isoformat()
         # what the night changed names the purged entries; the next night derives everything instead
         changes.forget(conn)

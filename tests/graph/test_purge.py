@@ -17,7 +17,7 @@ import duckdb
 import orjson
 import pytest
 
-from memcurator import decisions, store
+from memcurator import decisions, ingest, store
 from memcurator.home import HOME_ENV, Home
 from memcurator.purge import LEDGER, purge
 from memcurator.runner import run_nightly
@@ -247,3 +247,26 @@ def test_a_purge_holds_the_store_while_it_replaces_it_and_publishes_it(built, mo
     purge(built, "user_id", "bob", "right to erasure request 2026-11-30")
     assert [what for what, _ in seen] == ["renamed over the store", "snapshot written"]
     assert all(locked for _, locked in seen), seen
+
+
+def test_a_purge_derives_the_night_again_with_the_settings_it_ran_with(tmp_path):
+    from memcurator.config import CurationConfig
+    from memcurator.night import derive_night
+    from memcurator.rederive import night_settings
+
+    home = Home.from_env(tmp_path / "home").ensure()
+    write_jsonl(home.landing / "a.jsonl", [
+        write("rotate the vault keys every fortnight", entry_id="g1", namespace=GONE, ts="2026-11-01T10:00:00Z"),
+        write(NEIGHBOUR, entry_id="s1", namespace=STAYS, ts="2026-10-01T10:00:00Z"),
+    ])
+    as_of = datetime(2026, 11, 2)
+    ran_with = CurationConfig(max_idle_days=365, noise_floor=0.5)
+    with store.connect(home.store) as conn:
+        assert ingest.ingest_landing(conn, home.landing, home.lake, ran_with).valid_events == 2
+        derive_night(conn, as_of, ran_with)
+        states = conn.execute("select entry_id, state, rule from core.entry_lifecycle where namespace = ?", [STAYS]).fetchall()
+    purge(home, "namespace", GONE, "tenant left")
+    with store.connect(home.store, read_only=True) as conn:
+        settings = night_settings(conn)
+        assert (settings["max_idle_days"], settings["noise_floor"]) == (365, 0.5)
+        assert conn.execute("select entry_id, state, rule from core.entry_lifecycle").fetchall() == states
