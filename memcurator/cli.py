@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import re
 import shutil
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -137,8 +138,14 @@ def scaleout_night(night: Optional[str] = typer.Option(None, help="Night to buil
 def _run_and_report(h: Home, night: str) -> None:
     from memcurator.runner import run_nightly
 
-    with console.status(f"running nightly_curation for {night}"):
-        outcome = run_nightly(h, night)
+    from memcurator.config import SettingsError
+
+    try:
+        with console.status(f"running nightly_curation for {night}"):
+            outcome = run_nightly(h, night)
+    except SettingsError as error:
+        console.print(f"[red]{escape(str(error))}[/]; nothing ran")
+        raise typer.Exit(2)
     failed_checks = [c for c in outcome.checks if not c[2]]
     colour = "green" if outcome.success else "red"
     console.print(f"[{colour}]nightly_curation {night}: {'success' if outcome.success else 'FAILED'}[/] "
@@ -153,6 +160,28 @@ def _run_and_report(h: Home, night: str) -> None:
         raise typer.Exit(1)
 
 
+def _print_settings(h: Home, recorded: dict) -> None:
+    """The settings the published night ran with where they are not the defaults, and what the home's
+    settings.toml would change for the next night (or why the next night cannot use it)."""
+    from memcurator.config import CurationConfig, SettingsError, read_settings
+
+    defaults = CurationConfig().recorded()
+    ran = {k: v for k, v in recorded.items() if k in defaults and v != defaults[k]}
+    if ran:
+        console.print("settings of the night, not the defaults: " + ", ".join(
+            f"{k} {escape(repr(v))} (default {escape(repr(defaults[k]))})" for k, v in sorted(ran.items())))
+    try:
+        wanted = CurationConfig(**read_settings(h.settings)).recorded()
+    except SettingsError as error:
+        console.print(f"[red]the next night cannot start: {escape(str(error))}[/]")
+        return
+    changed = {k: (v, recorded.get(k, defaults[k])) for k, v in wanted.items()
+               if recorded and v != recorded.get(k, defaults[k])}
+    if changed:
+        console.print(f"the next night runs with {escape(h.settings.name)}'s " + ", ".join(
+            f"{k} {escape(repr(v))} (the published night's {escape(repr(was))})" for k, (v, was) in sorted(changed.items())))
+
+
 def waiting_decisions(h: Home, night: str) -> dict[str, int]:
     """The curator decisions the night leaves out, made on a later day (UTC): their count by that day."""
     folder = h.decisions
@@ -162,7 +191,7 @@ def waiting_decisions(h: Home, night: str) -> dict[str, int]:
 
 def summary(h: Home) -> None:
     from memcurator.ingest import changed_since_ingest
-    from memcurator.rederive import last_night
+    from memcurator.rederive import last_night, night_settings
 
     with store.connect(h.published, read_only=True) as conn:
         changed = changed_since_ingest(conn, h.landing, h.decisions)
@@ -177,6 +206,7 @@ def summary(h: Home) -> None:
         if as_of:
             night = (as_of - timedelta(days=1)).date()
             console.print(f"published: night {night} (events and decisions before {as_of:%Y-%m-%d %H:%M} UTC)")
+            _print_settings(h, night_settings(conn))
             waiting = waiting_decisions(h, night.isoformat())
             if sum(waiting.values()) == 1:
                 console.print(f"1 curator decision made since waits for the night of {min(waiting)}")
@@ -303,10 +333,14 @@ def import_command(
 ) -> None:
     """Convert an existing store, export or agent transcript into log events in the landing folder."""
     from memcurator.importers import FORMATS, flat, land, mcp_memory, transcripts
+    from memcurator.ingest import ID_PATTERN
 
     if fmt not in FORMATS:
         console.print(f"[red]unknown format {fmt}[/]; known: {', '.join(FORMATS)}")
         raise typer.Exit(2)
+    if not re.fullmatch(ID_PATTERN, namespace):  # else ingest would quarantine every event (invalid_id)
+        raise typer.BadParameter(f"{namespace!r}: a namespace is 1-128 of A-Z a-z 0-9 . _ : @ - and starts with a "
+                                 "letter or digit", param_hint="--namespace")
     when = _time(ts, "--ts") if ts else datetime.fromtimestamp(path.stat().st_mtime, timezone.utc)
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
@@ -677,7 +711,8 @@ def rederive_check_command(night: Optional[str] = typer.Option(None, help="Night
 def profile_night_command(night: Optional[str] = typer.Option(None, help="Night to derive (YYYY-MM-DD); default "
                                                                          "yesterday UTC."),
                           setting: list[str] = typer.Option([], "--set", help="NAME=VALUE: derive with this curation "
-                                                            "setting (repeatable)."),
+                                                            "setting instead of the home's settings.toml or the "
+                                                            "default (repeatable)."),
                           home: Optional[Path] = HomeOption,
                           out: Optional[Path] = typer.Option(None, "--out", help="Write the profile as JSON here.")) -> None:
     """Where a night's time goes: ingest the landing's new files and derive the night on a copy of the store
@@ -685,12 +720,16 @@ def profile_night_command(night: Optional[str] = typer.Option(None, help="Night 
     summed by stage, by operator and by the stored tables read."""
     import orjson
 
-    from memcurator.config import CurationConfig
+    from memcurator.config import CurationConfig, SettingsError, read_settings
     from memcurator.entries import as_of_for_night
     from memcurator.profile import StoreUnavailable, copy_store, profile_night, text_summary
 
     as_of = as_of_for_night(_night(night))
-    h, cfg = _home(home), CurationConfig(**_settings(setting))
+    h = _home(home)
+    try:
+        cfg = CurationConfig(**{**read_settings(h.settings), **_settings(setting)})
+    except SettingsError as error:
+        raise typer.BadParameter(str(error), param_hint="settings.toml") from None
     with store.spill_space(h.store, "profile") as folder:
         try:
             copy = copy_store(h.store, folder)

@@ -7,7 +7,9 @@ run) in the UI. Every default here is either a safe limit or a value measured by
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 
@@ -74,6 +76,40 @@ class CurationConfig:
         ``public_endpoint`` shows it."""
         return asdict(replace(self, judge_endpoint=public_endpoint(self.judge_endpoint)))
 
+
+class SettingsError(ValueError):
+    """A settings file the night cannot use: the message names the file and the setting."""
+
+
+def read_settings(path: Path) -> dict:
+    """The curation settings a home's ``settings.toml`` gives (``NAME = VALUE`` lines, each NAME a field of
+    ``CurationConfig``, each VALUE of that field's type; an integer does for a decimal); none without
+    the file. Raises ``SettingsError`` for a file that is no TOML, an unknown name or a value of another
+    type: a night never runs with settings other than those written."""
+    if not path.exists():
+        return {}
+    try:
+        values = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise SettingsError(f"{path}: not a TOML file ({error})") from None
+    except OSError as error:
+        raise SettingsError(f"{path}: cannot be read ({error.strerror or error})") from None
+    defaults = CurationConfig().as_dict()
+    settings = {}
+    for name, value in values.items():
+        if name not in defaults:
+            raise SettingsError(f"{path}: {name} is no curation setting (the settings are the fields of "
+                                "memcurator/config.py's CurationConfig)")
+        kind = type(defaults[name])
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if type(value) is not kind:
+            raise SettingsError(f"{path}: {name} takes {_KIND_NAMES[kind]}, not {value!r}")
+        settings[name] = value
+    return settings
+
+
+_KIND_NAMES = {bool: "true or false", int: "a whole number", float: "a number", str: "text in quotes"}
 
 _SWITCH = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 

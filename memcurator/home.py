@@ -9,6 +9,7 @@ Layout::
     published/    read-only snapshot of the store for analysts and recall
     dagster/      DAGSTER_HOME (run history, schedules)
     truth/        ground truth written by the demo generator (never ingested)
+    settings.toml the curation settings the nights run with, where they are not the defaults (optional)
 """
 
 from __future__ import annotations
@@ -74,6 +75,10 @@ class Home:
     @property
     def truth(self) -> Path:
         return self.root / "truth"
+
+    @property
+    def settings(self) -> Path:
+        return self.root / "settings.toml"
 
     def ensure(self) -> "Home":
         for folder in (self.landing, self.decisions, self.lake, self.truth, self.published.parent):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from memcurator.config import read_settings
 from memcurator.home import HOME_ENV, Home
 
 
@@ -17,7 +18,10 @@ class RunOutcome:
 
 
 def run_nightly(home: Home, night: str, **curation_overrides) -> RunOutcome:
-    """Materialize the nightly job for one night; imports Dagster lazily (the CLI stays fast)."""
+    """Materialize the nightly job for one night with the home's settings (settings.toml, then
+    ``curation_overrides``); imports Dagster lazily (the CLI stays fast). Raises ``SettingsError`` for a
+    settings file the night cannot use, before anything runs."""
+    settings = {**read_settings(home.settings), **curation_overrides}
     home.ensure()
     os.environ[HOME_ENV] = str(home.root)
     os.environ["DAGSTER_HOME"] = str(home.dagster_home)
@@ -26,8 +30,9 @@ def run_nightly(home: Home, night: str, **curation_overrides) -> RunOutcome:
     from pipelines.definitions import defs
 
     run_config: dict = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-    if curation_overrides:
-        run_config["resources"] = {"curation": {"config": curation_overrides}}
+    if settings:  # (the definitions read this home's file too, when they were loaded for it; this process
+        # may have loaded them for another home, and the run's config keeps what the night used in its record)
+        run_config["resources"] = {"curation": {"config": settings}}
     job = defs.resolve_job_def("nightly_curation")
     with dg.DagsterInstance.get() as instance:
         result = job.execute_in_process(partition_key=night, instance=instance, run_config=run_config,

@@ -15,6 +15,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Mapping
 
+from memcurator.config import read_settings
 from memcurator.home import HOME_ENV, Home
 
 SHARDS_ENV = "MEMCURATOR_SHARDS"
@@ -134,10 +135,14 @@ def run_night(home: Home, night: str, parallel: int = 4, progress=print) -> Nigh
     from memcurator import shards
     from pipelines.scaleout import defs
 
+    # the home's settings (the definitions read them when loaded, perhaps for another home): the split
+    # passes them on to every shard with its input
+    settings = read_settings(home.settings)
     outcome = NightOutcome(False, shard_count())
     with dg.DagsterInstance.get() as instance:
-        split = defs.resolve_job_def("shard_split").execute_in_process(partition_key=night, instance=instance,
-                                                                       raise_on_error=False)
+        split = defs.resolve_job_def("shard_split").execute_in_process(
+            partition_key=night, instance=instance, raise_on_error=False,
+            run_config={"resources": {"curation": {"config": settings}}} if settings else None)
         outcome.split_run = split.run_id
         if not split.success:
             return outcome

@@ -19,6 +19,7 @@ not needed). Layout: ``<root>/night=D/shards=N/shard=K/<schema>.<table>.parquet`
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -35,6 +36,7 @@ from memcurator.ingest import ensure_raw_tables
 from memcurator.tables import CURATOR_DECISIONS, EVENTS, TABLES, Table
 
 SHARD_INPUTS = (EVENTS, CURATOR_DECISIONS)
+SETTINGS = "settings.parquet"  # the curation settings of the split, beside a shard's input
 CARRIED = "carried"  # a shard's slice of the tables the next night reuses, beside its input
 HISTORY_TABLES = {"mart.store_health": "as_of"}  # kept across nights: merge replaces only the night's slice
 
@@ -103,6 +105,11 @@ class ShardRoot:
         fs, base = self._fs()
         return fs.get_file_info(f"{base.rstrip('/')}/{relative}").type != pafs.FileType.NotFound
 
+    def delete(self, relative: str) -> None:
+        fs, base = self._fs()
+        if self.exists(relative):
+            fs.delete_file(f"{base.rstrip('/')}/{relative}")
+
     def delete_dir(self, relative: str) -> None:
         fs, base = self._fs()
         if self.exists(relative):
@@ -113,15 +120,22 @@ def _arrow(conn: duckdb.DuckDBPyConnection, query: str, params=None) -> pa.Table
     return conn.execute(query, params or {}).to_arrow_table()
 
 
-def split(conn: duckdb.DuckDBPyConnection, root: ShardRoot, night: str, shards: int) -> dict[str, int]:
+def split(conn: duckdb.DuckDBPyConnection, root: ShardRoot, night: str, shards: int,
+          cfg: CurationConfig | None = None) -> dict[str, int]:
     """Write every shard's input (events and curator decisions) from the store, and its slice of what
     the store keeps from the night before to reuse (``night.CARRIED_TABLES``, with each table's
-    version comment); returns events per shard."""
+    version comment); with ``cfg``, the settings every shard derives with (the workers' own may differ:
+    a shard of a night takes the split's); returns events per shard."""
     comments = _comments(conn)
     carried = [TABLES[name] for name in nightly.CARRIED_TABLES if name in comments]
     counts = {}
     for number, key in enumerate(shard_keys(shards)):
         folder = root.folder(night, shards, key)
+        if cfg is not None:
+            # (as a night records them: a judge's endpoint without the user info a URL can carry)
+            root.write(f"{folder}/{SETTINGS}", pa.table({"settings": [json.dumps(cfg.recorded(), sort_keys=True)]}))
+        else:
+            root.delete(f"{folder}/{SETTINGS}")
         for table in SHARD_INPUTS:
             rows = _arrow(conn, f"select * from {table.qualified} where {shard_predicate(shards)} = $k "
                                 f"order by {', '.join(table.key)}", {"k": number})
@@ -152,8 +166,11 @@ def _load_carried(conn: duckdb.DuckDBPyConnection, root: ShardRoot, folder: str)
 def derive(root: ShardRoot, night: str, shards: int, shard: str, cfg: CurationConfig = CurationConfig(),
            as_of: datetime | None = None) -> dict[str, int]:
     """Derive one shard's tables in memory from its input, reusing what the store carried over from the
-    night before as the embedded night does, and write them; returns rows per table."""
+    night before as the embedded night does, and write them; returns rows per table. The settings are
+    those the split wrote with the shard's input, else ``cfg``."""
     folder = root.folder(night, shards, shard)
+    if root.exists(f"{folder}/{SETTINGS}"):
+        cfg = CurationConfig.from_mapping(json.loads(root.read(f"{folder}/{SETTINGS}")["settings"][0].as_py()))
     with store.connect(":memory:") as conn:
         ensure_raw_tables(conn)
         for table in SHARD_INPUTS:

@@ -13,7 +13,7 @@ from assets import audit, compression, contradictions, entries, health, ingest, 
 from assets.publish import published_store_asset
 from pipelines.reproducibility import reproducibility_check, reproducibility_check_schedule
 from pipelines.jobs import nightly_curation
-from pipelines.resources import CurationResource, StoreResource
+from pipelines.resources import CurationResource, StoreResource, home_settings
 from pipelines.schedules import nightly_curation_schedule
 from pipelines.sensors import landing_folder_sensor, nightly_failure_sensor
 
@@ -46,4 +46,4 @@ def build_definitions(resources: dict) -> dg.Definitions:
     )
 
 
-defs = build_definitions(build_resources())
+defs = build_definitions(build_resources(**home_settings()))

@@ -14,7 +14,7 @@ import duckdb
 from pydantic import PrivateAttr
 
 from memcurator import store
-from memcurator.config import CurationConfig
+from memcurator.config import CurationConfig, read_settings
 from memcurator.home import Home
 
 
@@ -87,3 +87,11 @@ def _curation_resource_class() -> type[dg.ConfigurableResource]:
 
 
 CurationResource = _curation_resource_class()
+
+
+def home_settings(home: str | None = None) -> dict:
+    """The curation settings of the home's settings.toml (``home``, default MEMCURATOR_HOME), read as the definitions load:
+    the UI's launchpad shows them as the resource's values, and each run's process loads the definitions
+    again, so a night starts with the file as it is then. A file the night cannot use stops the loading
+    with the reason (``SettingsError``) instead of a night with other settings."""
+    return read_settings(Home.from_env(home).settings)

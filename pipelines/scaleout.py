@@ -22,7 +22,7 @@ from memcurator import compaction, ingest, scaleout, shards, sql, store
 from memcurator.entries import as_of_for_night
 from memcurator.home import STORE_TAG
 from pipelines.partitions import nightly_partitions
-from pipelines.resources import CurationResource, StoreResource
+from pipelines.resources import CurationResource, StoreResource, home_settings
 
 # Nightly without a click, once the automation sensor below is turned on: at 02:00 UTC the split runs
 # for yesterday; each shard's derive run is requested when the split has landed (one run per shard,
@@ -76,7 +76,7 @@ def build_scaleout_definitions(home: str | dg.EnvVar | None = None, root: str | 
         with store_resource.writer() as conn:
             report = ingest.ingest_landing(conn, paths.landing, paths.lake, cfg)
             ingest.ingest_decisions(conn, paths.decisions, cfg)
-            events = shards.split(conn, shard_root.root, context.partition_key, count)
+            events = shards.split(conn, shard_root.root, context.partition_key, count, cfg)
         return dg.MaterializeResult(metadata={
             "new_events": report.valid_events,
             "events_per_shard": dg.MetadataValue.json(events),
@@ -126,7 +126,7 @@ def build_scaleout_definitions(home: str | dg.EnvVar | None = None, root: str | 
         jobs=[shard_split, shard_derive, shard_merge],
         sensors=[shard_nightly_sensor],
         resources={"store_resource": StoreResource(home=home if home is not None else dg.EnvVar("MEMCURATOR_HOME")),
-                   "curation": CurationResource(),
+                   "curation": CurationResource(**home_settings(home if isinstance(home, str) else None)),
                    "shard_root": ShardRootResource(uri=root or scaleout.shard_root_uri())},
     )
 

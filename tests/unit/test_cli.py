@@ -233,3 +233,42 @@ def test_a_text_with_square_brackets_prints_as_written(home):
     assert all(text in _said(recalled) for text in texts.values()), recalled.output
     shown = runner.invoke(app, ["show", "close", "--home", str(home.root)], terminal_width=200)
     assert shown.exit_code == 0 and texts["close"] in _said(shown), shown.output
+
+
+def test_import_into_a_namespace_ingest_would_refuse_is_a_usage_error_and_lands_nothing(tmp_path):
+    source = tmp_path / "notes.csv"
+    source.write_text("text\nuse the staging database for load tests\n")
+    home = tmp_path / "home"
+    result = CliRunner().invoke(app, ["import", "flat", str(source), "-n", "team a!", "--home", str(home)])
+    assert result.exit_code == 2 and "'team a!': a namespace is 1-128 of A-Z a-z 0-9" in _said(result), result.output
+    assert not home.exists() or not any(Home.from_env(home).landing.rglob("*"))
+    result = CliRunner().invoke(app, ["import", "flat", str(source), "-n", "team-a", "--home", str(home)])
+    assert result.exit_code == 0 and "1 events from notes.csv landed" in _said(result), result.output
+
+
+def test_a_night_runs_with_the_homes_settings_and_the_status_says_which(home, monkeypatch):
+    """settings.toml in the home: the nightly job's runs take it (the UI's, the schedule's, `memcurator run`'s),
+    the night records it, and the status says which settings differ from the defaults and what the next
+    night would change. A file the night cannot use stops the run before anything runs."""
+    import pipelines.definitions  # noqa: F401 (loaded before, for another home: the run reads this home's file)
+    from memcurator import store
+    from memcurator.home import HOME_ENV
+    from memcurator.rederive import night_settings
+    from tests.conftest import write, write_jsonl
+
+    monkeypatch.setenv(HOME_ENV, str(home.root))  # (run sets both for the process: put back after)
+    monkeypatch.setenv("DAGSTER_HOME", str(home.dagster_home))
+    write_jsonl(home.landing / "f.jsonl", [write("pin the ledger client to 4.2", entry_id="e1", ts="2026-11-01T10:00:00Z")])
+    home.settings.write_text("max_idle_days = \"sixty\"\n")
+    refused = CliRunner().invoke(app, ["run", "--night", "2026-11-20", "--home", str(home.root)])
+    assert refused.exit_code == 2 and "max_idle_days takes a whole number, not 'sixty'; nothing ran" in _said(refused)
+    assert not home.store.exists()
+    home.settings.write_text("max_idle_days = 365\n")
+    ran = CliRunner().invoke(app, ["run", "--night", "2026-11-20", "--home", str(home.root)], terminal_width=200)
+    assert ran.exit_code == 0, ran.output
+    with store.connect(home.published, read_only=True) as conn:
+        assert night_settings(conn)["max_idle_days"] == 365
+    home.settings.write_text("max_idle_days = 400\n")
+    status = CliRunner().invoke(app, ["status", "--home", str(home.root)], terminal_width=200)
+    assert "settings of the night, not the defaults: max_idle_days 365 (default 30)" in _said(status), status.output
+    assert "the next night runs with settings.toml's max_idle_days 400 (the published night's 365)" in _said(status)

@@ -223,3 +223,22 @@ def test_the_nightly_automation_chains_split_every_shard_then_merge(fleet, tmp_p
         defs.resolve_job_def("shard_derive").execute_in_process(
             partition_key=dg.MultiPartitionKey({"night": night, "shard": keys[-1]}), instance=instance)
         assert tick(18, partial.cursor).get_requested_partitions(merged) == {night}
+
+
+def test_every_shard_derives_with_the_settings_of_the_split(fleet):
+    """A worker's own settings may differ from the home's (another host, another file): the split passes
+    the night's settings on with each shard's input, and the shards derive with them."""
+    work, full = fleet
+    home = Home.from_env(work / "settings").ensure()
+    shutil.copyfile(full.store, home.store)
+    root, key = shards.ShardRoot(str(work / "settings-root")), NIGHT.isoformat()
+    with store.connect(home.store) as conn:
+        shards.split(conn, root, key, 2, CurationConfig(max_idle_days=365))
+    for shard in shards.shard_keys(2):
+        shards.derive(root, key, 2, shard, CurationConfig())  # the worker's defaults
+    with store.connect(home.store) as conn:
+        shards.merge(conn, root, key, 2)
+        assert conn.execute("select settings::json->>'$.max_idle_days' from core.audit_settings").fetchall() == [("365",)]
+    with store.connect(home.store) as conn:  # a split without settings leaves the workers' own
+        shards.split(conn, root, key, 2)
+    assert not root.exists(f"{root.folder(key, 2, shards.shard_keys(2)[0])}/{shards.SETTINGS}")
