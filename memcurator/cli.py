@@ -70,9 +70,9 @@ def init(home: Optional[Path] = HomeOption) -> None:
 
 @app.command()
 def demo(
-    writes: int = typer.Option(50_000, help="Memory writes to generate."),
-    namespaces: int = typer.Option(8, help="Namespaces (tenants/users/fleets)."),
-    days: int = typer.Option(120, help="Days of history."),
+    writes: int = typer.Option(50_000, min=0, help="Memory writes to generate."),
+    namespaces: int = typer.Option(8, min=1, help="Namespaces (tenants/users/fleets)."),
+    days: int = typer.Option(120, min=1, help="Days of history."),
     seed: int = typer.Option(7, help="Random seed; same seed and end date give the same files."),
     end: Optional[str] = typer.Option(None, help="Last day of the fleet (default: yesterday, UTC)."),
     home: Optional[Path] = HomeOption,
@@ -268,7 +268,7 @@ def _published(h: Home) -> Path:
 def recall_command(
     query: str = typer.Argument(..., help="What the agent is looking for."),
     namespace: str = typer.Option(..., "--namespace", "-n", help="Namespace to search (never crossed)."),
-    k: int = typer.Option(5, "-k", help="How many entries."),
+    k: int = typer.Option(5, "-k", min=1, help="How many entries."),
     as_of: Optional[str] = typer.Option(None, "--as-of", help="Return what was valid at this date (YYYY-MM-DD[THH:MM])."),
     raw: bool = typer.Option(False, "--raw", help="Search every entry, without curation (for comparison)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -360,7 +360,7 @@ app.add_typer(review, name="review")
 @review.command("clusters")
 def review_clusters(namespace: Optional[str] = typer.Option(None, "--namespace", "-n"),
                     status: str = typer.Option("proposed", help="proposed, approved, rejected, unmerged or all."),
-                    limit: int = typer.Option(20), home: Optional[Path] = HomeOption) -> None:
+                    limit: int = typer.Option(20, min=1), home: Optional[Path] = HomeOption) -> None:
     """List principle proposals, largest and most recalled first."""
     with store.connect(_published(_home(home)), read_only=True) as conn:
         rows = conn.execute(
@@ -442,7 +442,7 @@ def review_unmerge(cluster_id: str, reason: str = typer.Option(..., "--reason"),
 
 @review.command("conflicts")
 def review_conflicts(namespace: Optional[str] = typer.Option(None, "--namespace", "-n"),
-                     limit: int = typer.Option(20), home: Optional[Path] = HomeOption) -> None:
+                     limit: int = typer.Option(20, min=1), home: Optional[Path] = HomeOption) -> None:
     """The worklist: contested entries, most recalled first, with their conflicts."""
     with store.connect(_published(_home(home)), read_only=True) as conn:
         rows = conn.execute(
@@ -461,7 +461,7 @@ def review_conflicts(namespace: Optional[str] = typer.Option(None, "--namespace"
 
 @review.command("suggestions")
 def review_suggestions(namespace: Optional[str] = typer.Option(None, "--namespace", "-n"),
-                       limit: int = typer.Option(20), home: Optional[Path] = HomeOption) -> None:
+                       limit: int = typer.Option(20, min=1), home: Optional[Path] = HomeOption) -> None:
     """New entries and the older entries they may replace; confirm one with `review confirm`."""
     with store.connect(_published(_home(home)), read_only=True) as conn:
         rows = conn.execute(

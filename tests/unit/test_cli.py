@@ -86,9 +86,16 @@ def test_a_dataset_or_file_that_is_not_there_is_a_usage_error(tmp_path, command,
     (["bench", "--entries", "0"], "'--entries': Input should be greater than or equal to 1"),
     (["bench", "--churn", "2"], "'--churn': Input should be less than or equal to 1"),
     (["crash-test", "--kills", "0"], "'--kills': Input should be greater than or equal to 1"),
+    # (these stopped with a traceback: a division by zero, a negative LIMIT)
+    (["demo", "--namespaces", "0"], "'--namespaces': Input should be greater than or equal to 1"),
+    (["demo", "--days", "0"], "'--days': Input should be greater than or equal to 1"),
+    (["review", "clusters", "--limit", "-1"], "'--limit': Input should be greater than or equal to 1"),
+    (["recall", "deploys", "-n", "team-a", "-k", "0"], "'-k': Input should be greater than or equal to 1"),
 ])
 def test_a_count_or_share_out_of_range_is_a_usage_error(tmp_path, command, said):
-    result = CliRunner().invoke(app, [*command, "--workdir", str(tmp_path / "work")])
+    where = ["--workdir", str(tmp_path / "work")] if command[0] in ("bench", "crash-test") else \
+        ["--home", str(tmp_path / "work")]
+    result = CliRunner().invoke(app, [*command, *where])
     assert result.exit_code == 2 and said in _said(result), result.output
     assert not (tmp_path / "work").exists()
 
