@@ -646,8 +646,9 @@ def crash_test_command(kills: int = typer.Option(20, min=1, help="How many runs 
 
 
 def _settings(assignments: list[str]) -> dict:
-    """The NAME=VALUE assignments as curation settings (each NAME a field of CurationConfig)."""
-    from memcurator.config import CurationConfig, switch
+    """The NAME=VALUE assignments as curation settings (each NAME a field of CurationConfig, each value in
+    its range)."""
+    from memcurator.config import CurationConfig, SettingsError, switch
 
     defaults, values = CurationConfig(), {}
     for assignment in assignments:
@@ -661,6 +662,10 @@ def _settings(assignments: list[str]) -> dict:
         except ValueError:
             expected = "1 or 0 (true/false, yes/no, on/off)" if kind is bool else f"values of type {kind.__name__}"
             raise typer.BadParameter(f"{assignment!r}: {name} takes {expected}", param_hint="--set")
+        try:
+            CurationConfig(**values)
+        except SettingsError as error:
+            raise typer.BadParameter(f"{assignment!r}: {error}", param_hint="--set") from None
     return values
 
 

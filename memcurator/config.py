@@ -9,8 +9,29 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import asdict, dataclass, fields, replace
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+
+class SettingsError(ValueError):
+    """Settings the night cannot use: the message names the setting (and the file it came from)."""
+
+
+# (name, lowest, highest or None): the ranges in which a setting means what its rule says
+_RANGES = (
+    *((name, 1, None) for name in ("max_line_bytes", "max_file_bytes", "max_text_chars", "max_json_depth",
+                                   "minhash_permutations", "lsh_bands", "shingle_words", "near_duplicate_chunk_entries",
+                                   "judge_pass_pairs")),
+    *((name, 0, None) for name in ("quarantine_raw_chars", "max_idle_days", "reverify_after_days", "operational_ttl_days",
+                                   "case_max_age_days", "case_max_count", "w_generality", "proven_cap",
+                                   "recent_boost_days", "recent_boost", "warm_boost_days", "warm_boost",
+                                   "trust_guard_ratio")),
+    *((name, 0, 1) for name in ("noise_floor", "trust_review_threshold", "case_min_trust", "redundancy_penalty",
+                                "near_duplicate_rate_limit", "incremental_max_changed_share")),
+    ("min_generality", 0, 3),
+    ("min_principle_members", 2, None),
+)
 
 
 @dataclass(frozen=True)
@@ -63,6 +84,35 @@ class CurationConfig:
     judge_timeout_seconds: float = 10.0
     judge_pass_pairs: int = 100_000   # whole namespaces per pass of the rules judge: memory stays flat
 
+    def __post_init__(self) -> None:
+        """A setting out of its range stops here, named (``SettingsError``): a night with zero bands,
+        shares above one or a limit below zero ran on and gave tables that mean nothing, or stopped deep
+        in a stage with a division by zero."""
+        for name, low, high in _RANGES:
+            value = getattr(self, name)
+            if value < low or (high is not None and value > high):
+                bounds = f"at least {low}" if high is None else f"from {low} to {high}"
+                raise SettingsError(f"{name} must be {bounds}, not {value!r}")
+        if not 0 < self.near_duplicate_threshold <= 1:
+            raise SettingsError(f"near_duplicate_threshold must be above 0 and at most 1, not {self.near_duplicate_threshold!r}")
+        if self.judge_timeout_seconds <= 0:
+            raise SettingsError(f"judge_timeout_seconds must be above 0, not {self.judge_timeout_seconds!r}")
+        if self.minhash_permutations % self.lsh_bands:
+            raise SettingsError(f"lsh_bands ({self.lsh_bands}) must divide minhash_permutations "
+                                f"({self.minhash_permutations})")
+        try:
+            earliest, latest = (datetime.fromisoformat(v) for v in (self.earliest_timestamp, self.latest_timestamp))
+        except ValueError:
+            raise SettingsError(f"earliest_timestamp and latest_timestamp must be dates (YYYY-MM-DD), not "
+                                f"{self.earliest_timestamp!r} and {self.latest_timestamp!r}") from None
+        if earliest >= latest:
+            raise SettingsError(f"earliest_timestamp ({self.earliest_timestamp}) must come before latest_timestamp "
+                                f"({self.latest_timestamp})")
+        if self.judge_endpoint and (urlsplit(self.judge_endpoint).scheme not in ("http", "https")
+                                    or not urlsplit(self.judge_endpoint).netloc):
+            raise SettingsError(f"judge_endpoint must be empty (no chat judge) or an http(s) URL, not "
+                                f"{public_endpoint(self.judge_endpoint)!r}")
+
     @classmethod
     def from_mapping(cls, values: dict) -> "CurationConfig":
         known = {f.name for f in fields(cls)}
@@ -77,8 +127,6 @@ class CurationConfig:
         return asdict(replace(self, judge_endpoint=public_endpoint(self.judge_endpoint)))
 
 
-class SettingsError(ValueError):
-    """A settings file the night cannot use: the message names the file and the setting."""
 
 
 def read_settings(path: Path) -> dict:
@@ -106,6 +154,10 @@ def read_settings(path: Path) -> dict:
         if type(value) is not kind:
             raise SettingsError(f"{path}: {name} takes {_KIND_NAMES[kind]}, not {value!r}")
         settings[name] = value
+    try:
+        CurationConfig(**settings)
+    except SettingsError as error:
+        raise SettingsError(f"{path}: {error}") from None
     return settings
 
 

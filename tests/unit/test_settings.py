@@ -31,6 +31,16 @@ def test_a_settings_file_gives_its_values_with_their_types(tmp_path):
     ("max_idle_dayz = 60\n", "max_idle_dayz is no curation setting"),
     ("[lifecycle]\nmax_idle_days = 60\n", "lifecycle is no curation setting"),
     ("max_idle_days = \n", "not a TOML file"),
+    # in type, out of range: a night ran on with them and gave tables that mean nothing, or stopped deep in a stage
+    ("lsh_bands = 0\n", "lsh_bands must be at least 1, not 0"),
+    ("lsh_bands = 33\n", "lsh_bands (33) must divide minhash_permutations (128)"),
+    ("near_duplicate_threshold = 1.5\n", "near_duplicate_threshold must be above 0 and at most 1, not 1.5"),
+    ("noise_floor = -0.1\n", "noise_floor must be from 0 to 1, not -0.1"),
+    ("min_principle_members = 1\n", "min_principle_members must be at least 2, not 1"),
+    ("earliest_timestamp = \"2100-01-01\"\nlatest_timestamp = \"1990-01-01\"\n",
+     "earliest_timestamp (2100-01-01) must come before latest_timestamp (1990-01-01)"),
+    ("earliest_timestamp = \"last year\"\n", "earliest_timestamp and latest_timestamp must be dates (YYYY-MM-DD)"),
+    ("judge_endpoint = \"llama.local\"\n", "judge_endpoint must be empty (no chat judge) or an http(s) URL"),
 ])
 def test_a_settings_file_the_night_cannot_use_is_an_error_naming_the_file_and_setting(tmp_path, text, said):
     path = tmp_path / "settings.toml"
@@ -56,3 +66,18 @@ def test_the_definitions_take_the_homes_settings_and_refuse_a_file_they_cannot_u
     loaded = _load_definitions(tmp_path)
     assert loaded.returncode != 0 and "SettingsError" in loaded.stderr
     assert "settings.toml: max_idle_days takes a whole number, not 'sixty'" in loaded.stderr
+
+
+def test_a_setting_out_of_range_is_refused_wherever_it_is_given(tmp_path):
+    """The defaults are in range; a value out of it is refused by the settings themselves (the launchpad's
+    run config builds them too), and by the command line's --set before anything runs."""
+    from typer.testing import CliRunner
+
+    from memcurator.cli import app
+
+    CurationConfig()
+    with pytest.raises(SettingsError, match="max_idle_days must be at least 0, not -1"):
+        CurationConfig(max_idle_days=-1)
+    result = CliRunner().invoke(app, ["profile-night", "--set", "lsh_bands=0", "--home", str(tmp_path / "home")])
+    assert result.exit_code == 2 and "lsh_bands must be at least 1, not 0" in " ".join(result.output.replace("│", " ").split())
+    assert not (tmp_path / "home" / "store.duckdb").exists()
