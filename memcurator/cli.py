@@ -251,10 +251,42 @@ def status(home: Optional[Path] = HomeOption) -> None:
         console.print("no published store yet: run `memcurator run` or `memcurator demo`")
         raise typer.Exit(1)
     summary(h)
-    alerts = h.root / "alerts.jsonl"
-    if alerts.exists():
-        console.print(f"[red]failed runs recorded in {alerts}[/]:")
-        console.print(alerts.read_text())
+    _print_alerts(h.root / "alerts.jsonl", datetime.fromtimestamp(h.published.stat().st_mtime, timezone.utc))
+
+
+def _print_alerts(alerts: Path, published_at: datetime) -> None:
+    """The failed runs the failure sensor recorded since the snapshot was published, each with its job,
+    night, run and error; the earlier ones counted (the file keeps them all)."""
+    import orjson
+
+    if not alerts.exists():
+        return
+    recent, earlier = [], 0
+    for line in alerts.read_bytes().splitlines():
+        try:
+            alert = orjson.loads(line)
+            at = datetime.fromisoformat(alert["at"])
+        except (orjson.JSONDecodeError, TypeError, KeyError, ValueError):
+            alert, at = {"error": line.decode("utf-8", "replace")}, None  # a line not written by the sensor
+        if at is not None and at <= published_at:
+            earlier += 1
+        else:
+            recent.append(alert)
+    if recent:
+        console.print(f"[red]runs failed since the snapshot was published: {len(recent)}[/] ({escape(str(alerts))})")
+        for alert in recent[-10:]:
+            error = str(alert.get("error") or "").strip().splitlines()
+            said = escape(error[0] if error else "(no message)")
+            if "job" in alert:
+                console.print(f"  {escape(str(alert.get('at')))} {escape(str(alert['job']))} night "
+                              f"{escape(str(alert.get('partition')))} run {escape(str(alert.get('run_id'))[:8])}: {said}")
+            else:
+                console.print(f"  {said}")
+        if len(recent) > 10:
+            console.print(f"  ... and {len(recent) - 10} more")
+    if earlier:
+        console.print(f"{earlier} run failure{'s' if earlier > 1 else ''} before the published snapshot "
+                      f"({escape(str(alerts))})")
 
 
 def _published(h: Home) -> Path:

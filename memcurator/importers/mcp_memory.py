@@ -5,8 +5,9 @@ Maps to ``memory.write`` events of class ``relationship`` (facts about named thi
 - each relation: "<from> <relationType> <to>", tagged with both entities.
 The format has no times: every event takes ``ts`` (default: the file's modification time).
 Dropped: exact repeats (the same entity observation twice is one entry with two versions), and an
-entity without observations (it holds no fact to write; a relation still names it). Lines that are not entity/relation records are passed on for ingest to quarantine, and
-so is an observation that is no text or is blank (a write with it as its text).
+entity without observations (it holds no fact to write; a relation still names it). Lines that are
+not entity/relation records are passed on for ingest to quarantine, and so is an observation that
+is no text or is blank (a write with it as its text).
 """
 
 from __future__ import annotations

@@ -279,3 +279,26 @@ def test_a_night_runs_with_the_homes_settings_and_the_status_says_which(home, mo
     status = CliRunner().invoke(app, ["status", "--home", str(home.root)], terminal_width=200)
     assert "settings of the night, not the defaults: max_idle_days 365 (default 30)" in _said(status), status.output
     assert "the next night runs with settings.toml's max_idle_days 400 (the published night's 365)" in _said(status)
+
+
+def test_the_status_lists_the_runs_failed_since_the_snapshot_and_counts_the_earlier(home):
+    """alerts.jsonl keeps every failure the sensor recorded: the status printed the whole file every time (a
+    failure mended months ago read as today's), as console markup (an error holding "[/b]" stopped it)."""
+    import json
+    import os
+
+    _curated_and_published(home)
+    published = home.published.stat().st_mtime
+    os.utime(home.published, (published, datetime(2026, 12, 1, 3, tzinfo=timezone.utc).timestamp()))
+    alerts = [{"job": "nightly_curation", "run_id": "0ld0ld0ld0", "partition": "2026-11-29", "error": "mended since",
+               "at": "2026-12-01T02:00:00+00:00"},
+              {"job": "nightly_curation", "run_id": "abcdef123456", "partition": "2026-11-30",
+               "error": "Execution of step \"core__entries\" failed: no space on [/b]\nTraceback ...", "at": "2026-12-01T04:00:00+00:00"}]
+    (home.root / "alerts.jsonl").write_text("".join(json.dumps(a) + "\n" for a in alerts))
+    status = CliRunner().invoke(app, ["status", "--home", str(home.root)], terminal_width=200)
+    assert status.exit_code == 0, status.output
+    said = _said(status)
+    assert "runs failed since the snapshot was published: 1" in said
+    assert ('2026-12-01T04:00:00+00:00 nightly_curation night 2026-11-30 run abcdef12: Execution of step "core__entries" '
+            'failed: no space on [/b]') in said and "Traceback" not in said  # the error's first line, as written
+    assert "mended since" not in said and "1 run failure before the published snapshot" in said
