@@ -23,8 +23,10 @@ select * from raw.landed_files;
 create or replace view analyst.recall_view as
 select * from mart.recall_view;
 
+-- (without the hashes the nights keep to find what changed: bookkeeping, not data)
 create or replace view analyst.entry_lifecycle as
-select l.*, e.text from core.entry_lifecycle as l join core.entries as e using (namespace, entry_id);
+select l.* exclude (entry_hash, row_hash), e.text
+from core.entry_lifecycle as l join core.entries as e using (namespace, entry_id);
 
 create or replace view analyst.audit_log as
 select * from core.curation_audit_log;
@@ -45,7 +47,8 @@ create or replace view analyst.contested_entries as
 select c.*, e.text from core.contested_entries as c inner join core.entries as e using (namespace, entry_id);
 
 create or replace view analyst.near_duplicate_clusters as
-select c.*, e.text from core.near_duplicate_clusters as c join core.entries as e using (namespace, entry_id);
+select c.* exclude (entry_hash), e.text
+from core.near_duplicate_clusters as c join core.entries as e using (namespace, entry_id);
 
 create or replace view analyst.store_health as
 select * from mart.store_health;

@@ -47,6 +47,9 @@ def test_undeclared_disagreement_overwrites_nothing_and_both_carry_the_conflict(
     store.create_analyst_views(conn, sql.load("analyst_views").split(";"))
     assert dict(conn.execute("select entry_id, text from analyst.contested_entries").fetchall()) == {
         "old": "the ledger timeout is 30 seconds", "new": "ledger timeout: 45 seconds"}
+    # nor the hashes the nights keep to find what changed (they showed in two views)
+    assert conn.execute("select table_name, column_name from information_schema.columns where table_schema = "
+                        "'analyst' and column_name in ('entry_hash', 'row_hash', 'pair_hash')").fetchall() == []
 
 
 def test_later_validity_beats_later_write(conn, home):
