@@ -484,11 +484,29 @@ def review_conflicts(namespace: Optional[str] = typer.Option(None, "--namespace"
                inner join core.entries as e using (namespace, entry_id)
                order by c.recall_count desc, c.max_confidence desc, c.entry_id""",
             [namespace, namespace, limit]).fetchall()
+        # each entry's first conflicts with what the other side says: what a curator decides on
+        shown = [f"{ns}/{k}" for ns, _, _, _, conflicts, _, _ in rows for k in conflicts[:SHOWN_CONFLICTS]]
+        sides = {(ns, k): (kind, a, b, current, text_a, text_b) for ns, k, kind, a, b, current, text_a, text_b in conn.execute(
+            """select k.namespace, k.conflict_id, k.kind, k.entry_a, k.entry_b, k.likely_current, a.text, b.text
+               from core.contradictions as k
+               join core.entries as a on a.namespace = k.namespace and a.entry_id = k.entry_a
+               join core.entries as b on b.namespace = k.namespace and b.entry_id = k.entry_b
+               where list_contains(?, k.namespace || '/' || k.conflict_id)""", [shown]).fetchall()} if shown else {}
     for ns, entry, recalls, kinds, conflicts, current, text in rows:
         console.print(f"[bold]{escape(ns)}/{escape(entry)}[/] recalled {recalls}× · {', '.join(kinds)} · "
-                      f"{'likely current' if current else '[yellow]likely stale[/]'}\n  {escape(text)}\n  "
-                      f"conflicts: {', '.join(conflicts[:5])}{' …' if len(conflicts) > 5 else ''}")
+                      f"{'likely current' if current else '[yellow]likely stale[/]'}\n  {escape(text)}")
+        for conflict in conflicts[:SHOWN_CONFLICTS]:
+            kind, a, b, likely, text_a, text_b = sides.get((ns, conflict), ("?", None, None, None, "", ""))
+            other, other_text = (b, text_b) if a == entry else (a, text_a)
+            verdict = "this entry" if likely == entry else other if likely else "undecided"
+            console.print(f"  {conflict} {kind} with {escape(str(other))}: {escape(other_text)} "
+                          f"[dim](likely current: {escape(verdict)})[/]")
+        if len(conflicts) > SHOWN_CONFLICTS:
+            console.print(f"  … and {len(conflicts) - SHOWN_CONFLICTS} more (memcurator show {escape(entry)} -n {escape(ns)})")
     command("resolve: memcurator review resolve CONFLICT_ID replace|narrow|retire|dismiss --reason ...")
+
+
+SHOWN_CONFLICTS = 5  # an entry's conflicts the worklist prints, each with the other side's text
 
 
 @review.command("suggestions")

@@ -302,3 +302,21 @@ def test_the_status_lists_the_runs_failed_since_the_snapshot_and_counts_the_earl
     assert ('2026-12-01T04:00:00+00:00 nightly_curation night 2026-11-30 run abcdef12: Execution of step "core__entries" '
             'failed: no space on [/b]') in said and "Traceback" not in said  # the error's first line, as written
     assert "mended since" not in said and "1 run failure before the published snapshot" in said
+
+
+def test_the_conflict_worklist_shows_what_each_conflict_is_with(home):
+    """A curator resolves a conflict by its id: the worklist printed the ids alone, and what the other side
+    says had to be looked up entry by entry. Each conflict now reads with the other entry and its text."""
+    _curated_and_published(home)
+    listed = CliRunner().invoke(app, ["review", "conflicts", "--home", str(home.root)], terminal_width=200)
+    assert listed.exit_code == 0, listed.output
+    from memcurator import store
+
+    with store.connect(home.published, read_only=True) as conn:
+        (conflict, likely), = conn.execute("select conflict_id, likely_current from core.contradictions "
+                                           "where entry_a = 'run-0001-ledger-timeout'").fetchall()
+    said = _said(listed)
+    assert (f"{conflict} detected with run-0002-ledger-timeout: ledger timeout: 45 seconds "
+            f"(likely current: {likely})") in said, listed.output
+    assert f"{conflict} detected with run-0001-ledger-timeout: the ledger timeout is 30 seconds " \
+           "(likely current: this entry)" in said
