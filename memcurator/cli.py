@@ -98,14 +98,34 @@ def demo(
 
 
 @app.command()
-def land(paths: list[Path] = typer.Argument(..., exists=True, dir_okay=False, readable=True,
-                                           help="Transcript files (JSONL, optionally .gz)."),
+def land(paths: list[Path] = typer.Argument(..., exists=True, readable=True,
+                                           help="Transcript files (JSON Lines, optionally gzipped), or folders: "
+                                                "the transcript files under them."),
          home: Optional[Path] = HomeOption) -> None:
     """Copy transcript files into the landing folder (never edited after landing)."""
-    from memcurator.ingest import land_files
+    from memcurator.ingest import TRANSCRIPT_SUFFIXES, is_transcript, land_files
 
-    target = land_files(paths, _home(home).landing, datetime.now(timezone.utc))
-    console.print(f"landed {len(paths)} file(s) in {escape(str(target))}")
+    # a file the ingest does not read (its name) would sit in the landing unread, without a word
+    unread = [p for p in paths if p.is_file() and not is_transcript(p)]
+    if unread:
+        raise typer.BadParameter(f"{', '.join(escape(str(p)) for p in unread)}: the ingest reads files named "
+                                 f"*{', *'.join(TRANSCRIPT_SUFFIXES)} (not hidden): rename to land",
+                                 param_hint="PATHS")
+    files, skipped = [], 0
+    for path in paths:
+        if path.is_dir():
+            under = sorted(p for p in path.rglob("*") if p.is_file() and not any(
+                part.startswith(".") for part in p.relative_to(path).parts))
+            files += [p for p in under if is_transcript(p)]
+            skipped += sum(1 for p in under if not is_transcript(p))
+        else:
+            files.append(path)
+    if not files:
+        raise typer.BadParameter(f"no transcript file (*{', *'.join(TRANSCRIPT_SUFFIXES)}) under "
+                                 f"{', '.join(escape(str(p)) for p in paths)}", param_hint="PATHS")
+    target = land_files(files, _home(home).landing, datetime.now(timezone.utc))
+    console.print(f"landed {len(files)} file(s) in {escape(str(target))}"
+                  + (f"; {skipped} other file(s) under the folders left (not transcripts by their names)" if skipped else ""))
 
 
 @app.command()
@@ -190,9 +210,17 @@ def waiting_decisions(h: Home, night: str) -> dict[str, int]:
 
 
 def summary(h: Home) -> None:
-    from memcurator.ingest import changed_since_ingest
+    from memcurator.ingest import TRANSCRIPT_SUFFIXES, changed_since_ingest, unread_landing_files
     from memcurator.rederive import last_night, night_settings
 
+    unread = unread_landing_files(h.landing)
+    if unread:
+        console.print(f"[yellow]files in the landing folder the ingest does not read: {len(unread)}[/] (it reads "
+                      f"names ending {', '.join(TRANSCRIPT_SUFFIXES)}; rename them to have them read)")
+        for path in unread[:20]:
+            console.print(f"  {escape(path)}")
+        if len(unread) > 20:
+            console.print(f"  ... and {len(unread) - 20} more")
     with store.connect(h.published, read_only=True) as conn:
         changed = changed_since_ingest(conn, h.landing, h.decisions)
         if changed:

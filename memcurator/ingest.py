@@ -80,6 +80,16 @@ def is_transcript(path: Path) -> bool:
     return path.is_file() and path.name.endswith(TRANSCRIPT_SUFFIXES) and not path.name.startswith(".")
 
 
+def unread_landing_files(landing: Path) -> list[str]:
+    """The files in the landing folder the ingest never reads, by their names (not a transcript's suffix),
+    relative to it: a file copied in under another name sits there unread. Hidden names are left out
+    (a copy that `memcurator land` has not renamed yet)."""
+    if not landing.exists():
+        return []
+    return sorted(source_name(landing, p) for p in landing.rglob("*")
+                  if p.is_file() and not p.name.startswith(".") and not is_transcript(p))
+
+
 def source_name(folder: Path, path: Path, prefix: str = "") -> str:
     return prefix + path.relative_to(folder).as_posix()
 

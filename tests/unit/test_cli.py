@@ -320,3 +320,36 @@ def test_the_conflict_worklist_shows_what_each_conflict_is_with(home):
             f"(likely current: {likely})") in said, listed.output
     assert f"{conflict} detected with run-0001-ledger-timeout: the ledger timeout is 30 seconds " \
            "(likely current: this entry)" in said
+
+
+def test_land_refuses_a_file_the_ingest_would_never_read_and_lands_a_folders_transcripts(tmp_path):
+    """A file landed under a name the ingest does not read (notes.json) sat in the landing folder unread,
+    without a word. `land` refuses it, and lands the transcript files under a folder it is given."""
+    from memcurator import ingest
+
+    home = Home.from_env(tmp_path / "home")
+    (tmp_path / "notes.json").write_text('{"id": "e1"}\n')
+    refused = CliRunner().invoke(app, ["land", str(tmp_path / "notes.json"), "--home", str(home.root)])
+    # (the path, as given, may break over the error panel's lines)
+    assert refused.exit_code == 2 and ": the ingest reads files named *.jsonl" in _said(refused), refused.output
+    assert not home.landing.exists() or not any(home.landing.rglob("*"))
+    runs = tmp_path / "runs"
+    for path, body in (("r1/transcript.jsonl", "1"), ("r2/transcript.jsonl.gz", "2"), ("r2/README.md", "3"),
+                       ("r3/.partial.jsonl", "4")):
+        (runs / path).parent.mkdir(parents=True, exist_ok=True)
+        (runs / path).write_text(body)
+    landed = CliRunner().invoke(app, ["land", str(runs), "--home", str(home.root)])
+    assert landed.exit_code == 0 and "landed 2 file(s)" in _said(landed) and "1 other file(s)" in _said(landed)
+    assert sorted(p.name for p in ingest.discover(home.landing, [])) == ["transcript.jsonl", "transcript.jsonl.gz"]
+
+
+def test_the_status_names_files_in_the_landing_the_ingest_does_not_read(home):
+    """A file copied into the landing folder by other means, under another name, is never read: the status
+    names it."""
+    _curated_and_published(home)
+    (home.landing / "later").mkdir()
+    (home.landing / "later" / "events.json").write_text("{}\n")
+    (home.landing / "later" / ".copying.jsonl.tmp").write_text("{}\n")  # a copy `land` has not renamed yet
+    status = CliRunner().invoke(app, ["status", "--home", str(home.root)], terminal_width=200)
+    assert "files in the landing folder the ingest does not read: 1" in _said(status), status.output
+    assert "later/events.json" in status.output and ".copying" not in status.output
