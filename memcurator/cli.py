@@ -108,7 +108,7 @@ def land(paths: list[Path] = typer.Argument(..., exists=True, readable=True,
     # a file the ingest does not read (its name) would sit in the landing unread, without a word
     unread = [p for p in paths if p.is_file() and not is_transcript(p)]
     if unread:
-        raise typer.BadParameter(f"{', '.join(escape(str(p)) for p in unread)}: the ingest reads files named "
+        raise typer.BadParameter(f"{', '.join(str(p) for p in unread)}: the ingest reads files named "
                                  f"*{', *'.join(TRANSCRIPT_SUFFIXES)} (not hidden): rename to land",
                                  param_hint="PATHS")
     files, skipped = [], 0
@@ -122,7 +122,7 @@ def land(paths: list[Path] = typer.Argument(..., exists=True, readable=True,
             files.append(path)
     if not files:
         raise typer.BadParameter(f"no transcript file (*{', *'.join(TRANSCRIPT_SUFFIXES)}) under "
-                                 f"{', '.join(escape(str(p)) for p in paths)}", param_hint="PATHS")
+                                 f"{', '.join(str(p) for p in paths)}", param_hint="PATHS")
     target = land_files(files, _home(home).landing, datetime.now(timezone.utc))
     console.print(f"landed {len(files)} file(s) in {escape(str(target))}"
                   + (f"; {skipped} other file(s) under the folders left (not transcripts by their names)" if skipped else ""))
@@ -500,6 +500,9 @@ def review_unmerge(cluster_id: str, reason: str = typer.Option(..., "--reason"),
     _decide(home, "cluster", cluster_id, "unmerge", reason, curator)
 
 
+SHOWN_CONFLICTS = 5  # an entry's conflicts the worklist prints, each with the other side's text
+
+
 @review.command("conflicts")
 def review_conflicts(namespace: Optional[str] = typer.Option(None, "--namespace", "-n"),
                      limit: int = typer.Option(20, min=1), home: Optional[Path] = HomeOption) -> None:
@@ -530,11 +533,8 @@ def review_conflicts(namespace: Optional[str] = typer.Option(None, "--namespace"
             console.print(f"  {conflict} {kind} with {escape(str(other))}: {escape(other_text)} "
                           f"[dim](likely current: {escape(verdict)})[/]")
         if len(conflicts) > SHOWN_CONFLICTS:
-            console.print(f"  … and {len(conflicts) - SHOWN_CONFLICTS} more (memcurator show {escape(entry)} -n {escape(ns)})")
+            command(f"  … and {len(conflicts) - SHOWN_CONFLICTS} more: memcurator show {escape(entry)} -n {escape(ns)}")
     command("resolve: memcurator review resolve CONFLICT_ID replace|narrow|retire|dismiss --reason ...")
-
-
-SHOWN_CONFLICTS = 5  # an entry's conflicts the worklist prints, each with the other side's text
 
 
 @review.command("suggestions")

@@ -127,13 +127,11 @@ class CurationConfig:
         return asdict(replace(self, judge_endpoint=public_endpoint(self.judge_endpoint)))
 
 
-
-
 def read_settings(path: Path) -> dict:
     """The curation settings a home's ``settings.toml`` gives (``NAME = VALUE`` lines, each NAME a field of
     ``CurationConfig``, each VALUE of that field's type; an integer does for a decimal); none without
-    the file. Raises ``SettingsError`` for a file that is no TOML, an unknown name or a value of another
-    type: a night never runs with settings other than those written."""
+    the file. Raises ``SettingsError`` for a file that is no TOML, an unknown name, a value of another
+    type or out of its range: a night never runs with settings other than those written."""
     if not path.exists():
         return {}
     try:

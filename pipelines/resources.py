@@ -90,8 +90,8 @@ CurationResource = _curation_resource_class()
 
 
 def home_settings(home: str | None = None) -> dict:
-    """The curation settings of the home's settings.toml (``home``, default MEMCURATOR_HOME), read as the definitions load:
-    the UI's launchpad shows them as the resource's values, and each run's process loads the definitions
-    again, so a night starts with the file as it is then. A file the night cannot use stops the loading
-    with the reason (``SettingsError``) instead of a night with other settings."""
+    """The curation settings of the home's settings.toml (``home``, default MEMCURATOR_HOME), read as the
+    definitions load: the UI's launchpad shows them as the resource's values, and each run's process loads
+    the definitions again, so a night starts with the file as it is then. A file the night cannot use
+    stops the loading with the reason (``SettingsError``) instead of a night with other settings."""
     return read_settings(Home.from_env(home).settings)
