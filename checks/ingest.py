@@ -59,3 +59,13 @@ def landed_files_unchanged_since_ingest(store: StoreResource) -> dg.AssetCheckRe
         changed = ingest.changed_since_ingest(conn, store.paths.landing, store.paths.decisions)
     return dg.AssetCheckResult(passed=not changed, severity=dg.AssetCheckSeverity.WARN,
                                metadata={"files": dg.MetadataValue.int(len(changed))})
+
+
+@dg.asset_check(asset=dg.AssetKey(["raw", "events"]), name="every_landing_file_is_read", blocking=False,
+                description="Every file in the landing folder is one the ingest reads (named *.jsonl, *.jsonl.gz, "
+                            "*.json.gz, *.ndjson, *.ndjson.gz): a file copied in under another name sits there "
+                            "unread. `memcurator status` names them.")
+def every_landing_file_is_read(store: StoreResource) -> dg.AssetCheckResult:
+    unread = ingest.unread_landing_files(store.paths.landing)  # (the count only, as above)
+    return dg.AssetCheckResult(passed=not unread, severity=dg.AssetCheckSeverity.WARN,
+                               metadata={"files": dg.MetadataValue.int(len(unread))})

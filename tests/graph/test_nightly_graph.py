@@ -226,3 +226,17 @@ def test_a_landed_file_written_to_after_its_ingest_is_a_warning_not_a_failure(ni
     (evaluation,) = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"
                      and e.event_specific_data.asset_check_key.name == "landed_files_unchanged_since_ingest"]
     assert evaluation.metadata["files"].value == 1
+
+
+
+def test_a_file_in_the_landing_the_ingest_does_not_read_is_a_warning(night_home):
+    """A file copied into the landing folder under another name than a transcript's is never read: the night
+    warns with the count (the status names it) and goes on."""
+    (night_home.landing / "copied").mkdir(exist_ok=True)
+    (night_home.landing / "copied" / "events.json").write_text("{}\n")
+    result = run_night(night_home, NIGHT)
+    assert result.success
+    assert check_results(result)[("raw/events", "every_landing_file_is_read")] is False
+    (evaluation,) = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"
+                     and e.event_specific_data.asset_check_key.name == "every_landing_file_is_read"]
+    assert evaluation.metadata["files"].value == 1
