@@ -62,9 +62,9 @@ def landed_files_unchanged_since_ingest(store: StoreResource) -> dg.AssetCheckRe
 
 
 @dg.asset_check(asset=dg.AssetKey(["raw", "events"]), name="every_landing_file_is_read", blocking=False,
-                description="Every file in the landing folder is one the ingest reads (named *.jsonl, *.jsonl.gz, "
-                            "*.json.gz, *.ndjson, *.ndjson.gz): a file copied in under another name sits there "
-                            "unread. `memcurator status` names them.")
+                description="Every file in the landing folder is one the ingest reads (named "
+                            f"{', '.join('*' + suffix for suffix in ingest.TRANSCRIPT_SUFFIXES)}): a file copied in "
+                            "under another name sits there unread. `memcurator status` names them.")
 def every_landing_file_is_read(store: StoreResource) -> dg.AssetCheckResult:
     unread = ingest.unread_landing_files(store.paths.landing)  # (the count only, as above)
     return dg.AssetCheckResult(passed=not unread, severity=dg.AssetCheckSeverity.WARN,
