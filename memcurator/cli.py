@@ -180,6 +180,14 @@ def _run_and_report(h: Home, night: str) -> None:
         raise typer.Exit(1)
 
 
+def _print_some(lines: list[str], shown: int = 20) -> None:
+    """The first ``shown`` lines (console markup, escaped by the caller), indented, then how many more."""
+    for line in lines[:shown]:
+        console.print(f"  {line}")
+    if len(lines) > shown:
+        console.print(f"  ... and {len(lines) - shown} more")
+
+
 def _print_settings(h: Home, recorded: dict) -> None:
     """The settings the published night ran with where they are not the defaults, and what the home's
     settings.toml would change for the next night (or why the next night cannot use it)."""
@@ -217,19 +225,14 @@ def summary(h: Home) -> None:
     if unread:
         console.print(f"[yellow]files in the landing folder the ingest does not read: {len(unread)}[/] (it reads "
                       f"names ending {', '.join(TRANSCRIPT_SUFFIXES)}; rename them to have them read)")
-        for path in unread[:20]:
-            console.print(f"  {escape(path)}")
-        if len(unread) > 20:
-            console.print(f"  ... and {len(unread) - 20} more")
+        _print_some([escape(path) for path in unread])
     with store.connect(h.published, read_only=True) as conn:
         changed = changed_since_ingest(conn, h.landing, h.decisions)
         if changed:
             console.print(f"[yellow]landed files changed since the ingest read them: {len(changed)}[/] (what was "
                           "written to them after is in no table: land it as a new file; a landed file is never edited)")
-            for source, ingested, now in changed[:20]:
-                console.print(f"  {escape(source)}: {ingested:,} bytes read, " + (f"{now:,} now" if now is not None else "gone"))
-            if len(changed) > 20:
-                console.print(f"  ... and {len(changed) - 20} more")
+            _print_some([f"{escape(source)}: {ingested:,} bytes read, " + (f"{now:,} now" if now is not None else "gone")
+                         for source, ingested, now in changed])
         as_of = last_night(conn)
         if as_of:
             night = (as_of - timedelta(days=1)).date()
