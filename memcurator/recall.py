@@ -3,7 +3,9 @@
 One BM25 index per (store file, namespace) over every entry is built once and cached; the raw
 mode searches every entry, the curated mode masks the same index to the recall view, so raw and
 curated differ only by curation. How relevance and curation combine is a measured choice
-(docs/evaluation.md): ``combine`` selects it.
+(docs/evaluation.md): ``combine`` selects it. In curated mode the near-duplicates of a hit that no
+curator has merged yet are folded into it (``fold_restatements``): one lesson written forty times is
+recalled once, saying so, not as forty confirmations.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class RecallSettings:
     candidates: int = 50           # relevance candidates re-ranked by the combination
     min_relevance: float = 0.0     # abstain (return nothing) below this BM25 relevance; off by default, since
                                    # on LoCoMo unanswerable questions score higher than answerable ones (AUC 0.40)
+    fold_restatements: bool = True  # curated mode: a hit's unmerged near-duplicates fold into it (_fold)
 
 
 @dataclass
@@ -43,13 +46,14 @@ class Hit:
     tier: str
     cls: str
     banners: list[str] = field(default_factory=list)
+    restatements: list[str] = field(default_factory=list)  # near-duplicates folded into this hit (curated mode)
 
 
 @dataclass
 class NamespaceIndex:
     entries: pl.DataFrame          # every entry of the namespace plus approved principles: entry_id, text, class, is_principle
     retriever: bm25s.BM25 | None
-    recallable: pl.DataFrame       # recall view rows: entry_id, tier, score, banners, class
+    recallable: pl.DataFrame       # recall view rows: entry_id, tier, score, banners, class, ..., cluster_id
 
     @property
     def size(self) -> int:
@@ -104,9 +108,19 @@ def _namespace_index(path: str, mtime_ns: int, namespace: str) -> NamespaceIndex
             "union all "
             "select principle_id, text, 'principle', true from core.principle_proposals "
             "where namespace = ? and status = 'approved' order by is_principle, entry_id", [namespace, namespace]).pl()
+        # cluster_id: the entry's near-duplicate cluster, unless a curator rejected or unmerged its
+        # proposal (they keep its members apart); an approved one's members are no longer recallable
         recallable = conn.execute(
-            "select entry_id, tier, score, banners, class, conflict_with, is_likely_current, tags, valid_from "
-            "from mart.recall_view where namespace = ?", [namespace]).pl()
+            """select r.entry_id, r.tier, r.score, r.banners, r.class, r.conflict_with, r.is_likely_current,
+                      r.tags, r.valid_from, c.cluster_id,
+                      count(c.cluster_id) over (partition by c.cluster_id) as cluster_recallable
+               from mart.recall_view as r
+               left join core.near_duplicate_clusters as c
+                 on c.namespace = r.namespace and c.entry_id = r.entry_id
+                and not exists (select 1 from core.principle_proposals as p
+                                where p.namespace = c.namespace and p.cluster_id = c.cluster_id
+                                  and p.status in ('rejected', 'unmerged'))
+               where r.namespace = ?""", [namespace]).pl()
     return NamespaceIndex(entries, _build(entries), recallable)
 
 
@@ -116,7 +130,8 @@ def _asof_index(path: str, mtime_ns: int, namespace: str, at: datetime) -> Names
         rows = conn.execute(sql.load("recall_asof"), {"namespace": namespace, "at": at}).pl().sort("entry_id")
     meta = rows.select("entry_id", "tier", "score", "banners", "class").with_columns(
         pl.lit([], dtype=pl.List(pl.String)).alias("conflict_with"), pl.lit(True).alias("is_likely_current"),
-        pl.lit([], dtype=pl.List(pl.String)).alias("tags"), pl.lit(None, dtype=pl.Datetime("us")).alias("valid_from"))
+        pl.lit([], dtype=pl.List(pl.String)).alias("tags"), pl.lit(None, dtype=pl.Datetime("us")).alias("valid_from"),
+        pl.lit(None, dtype=pl.String).alias("cluster_id"), pl.lit(0, dtype=pl.Int64).alias("cluster_recallable"))
     return NamespaceIndex(rows.select("entry_id", "text", "class", pl.lit(False).alias("is_principle")), _build(rows), meta)
 
 
@@ -169,12 +184,49 @@ def search(index: NamespaceIndex, query: str, k: int, mode: str, settings: Recal
         frame = frame.sort(["combined", "relevance", "entry_id"], descending=[True, True, False])
     else:
         frame = frame.sort(["relevance", "entry_id"], descending=[True, False])
-    rows = list(frame.head(k).iter_rows(named=True))
+    if mode == "curated" and settings.fold_restatements:
+        rows = _fold(list(frame.iter_rows(named=True)))[:k]
+    else:
+        rows = list(frame.head(k).iter_rows(named=True))
     if mode == "curated":
         rows = _current_side_first(_later_validity_first(rows))
     return [Hit(row["entry_id"], row["text"], i, row["relevance"], row["score"], row["tier"], row["class"],
-                list(row["banners"] or []))
+                list(row["banners"] or []) + _fold_banner(row), row.get("folded", []))
             for i, row in enumerate(rows, start=1)]
+
+
+def _fold(rows: list[dict]) -> list[dict]:
+    """The ranked candidates with each near-duplicate folded into the best-ranked member of its cluster
+    (in ``folded``), so that a restated lesson takes one place, not one per restatement. An entry in an
+    open conflict is never folded (its conflict stays in view), nor one a curator keeps apart
+    (``cluster_id`` null), nor a fact valid from another time than the member it would fold into (a
+    version of the fact, not a restatement: situatedqa's current and previous answers)."""
+    kept: list[dict] = []
+    first: dict[tuple, dict] = {}
+    for row in rows:
+        cluster = row.get("cluster_id")
+        key = (cluster, row.get("valid_from"))
+        into = first.get(key) if cluster is not None else None
+        if into is not None and not row["conflict_with"]:
+            into["folded"].append(row["entry_id"])
+            continue
+        row = row | {"folded": []}
+        if cluster is not None and key not in first:
+            first[key] = row
+        kept.append(row)
+    return kept
+
+
+SHOWN_RESTATEMENTS = 3
+
+
+def _fold_banner(row: dict) -> list[str]:
+    folded = row.get("folded") or []
+    if not folded:
+        return []
+    more = f" and {len(folded) - SHOWN_RESTATEMENTS} more" if len(folded) > SHOWN_RESTATEMENTS else ""
+    return [f"{row['cluster_recallable']} recallable entries restate one lesson, not yet merged (cluster {row['cluster_id']}): "
+            f"recalled once, with {', '.join(folded[:SHOWN_RESTATEMENTS])}{more} folded into it"]
 
 
 def _later_validity_first(rows: list[dict]) -> list[dict]:

@@ -45,7 +45,8 @@ def _fmt(value) -> str:
 
 
 def check_floors(results: list[dict], floors_path: Path = FLOORS) -> list[str]:
-    """Broken floors: each floor is `dataset.mode.metric >= value` (or `<=` for rates to keep low)."""
+    """Broken floors: each floor is `dataset.mode.metric >= value` (or `<=` for rates to keep low); a mode
+    `variants` names the variant before the metric (`dataset.variants.<variant>.metric`)."""
     floors = json.loads(floors_path.read_text())
     by_name = {r["dataset"]: r for r in results}
     broken = []
@@ -53,7 +54,11 @@ def check_floors(results: list[dict], floors_path: Path = FLOORS) -> list[str]:
         dataset, mode, metric = key.split(".", 2)
         if dataset not in by_name:
             continue
-        value = by_name[dataset].get(mode, {}).get(metric)
+        if mode == "variants":
+            variant, _, metric = metric.rpartition(".")
+            value = by_name[dataset]["variants"].get(variant, {}).get(metric)
+        else:
+            value = by_name[dataset].get(mode, {}).get(metric)
         if value is None:
             broken.append(f"{key}: metric missing")
         elif "min" in rule and value < rule["min"]:

@@ -1,5 +1,6 @@
 """The demo fleet's ground truth: redundancy in the active set, stale entries retired, contested
-entries recalled without their conflict, and pair precision/recall, raw vs curated.
+entries recalled without their conflict, pair precision/recall, and what an agent recalls about each
+restated lesson, raw vs curated.
 
 Raw treats every entry as active (no curation). Curated is measured twice: with no curator
 decisions (propose-only compression), and after a curator approves every proposal whose members
@@ -17,6 +18,9 @@ from memcurator import demo, health, ingest, store
 from memcurator.config import CurationConfig
 from memcurator.eval.core import EvalResult, Workspace, approve_conflict_free
 from memcurator.night import derive_night
+from memcurator.recall import RecallSettings, recall
+
+K = 5  # the recall measure's top k
 
 END = date(2026, 11, 29)
 
@@ -59,6 +63,28 @@ def _pairs(conn, truth: dict) -> dict:
             "lesson_pair_recall": round(hit / len(true_pairs), 4) if true_pairs else 0.0}
 
 
+def _recalled(path, truth: dict, mode: str, settings: RecallSettings = RecallSettings()) -> dict:
+    """Each restated lesson of the truth asked with its first writing's text: the share of the top-K
+    places that restate a hit above them (the same lesson again: a place lost to another entry), and
+    the share of lessons found in the top K (a member, or an approved principle merging one)."""
+    with store.connect(path, read_only=True) as conn:
+        texts = dict(conn.execute("select namespace || '/' || entry_id, text from core.entries").fetchall())
+        merged = {f"{ns}/{p}": set(members) for ns, p, members in conn.execute(
+            "select namespace, principle_id, members from core.principle_proposals where status = 'approved'").fetchall()}
+    restated = found = places = 0
+    for group in truth["duplicate_groups"].values():
+        ns, members = group["namespace"], set(group["entries"])
+        query = next(texts[f"{ns}/{e}"] for e in group["entries"] if f"{ns}/{e}" in texts)
+        hits = recall(query, ns, path, k=K, mode=mode, settings=settings)
+        lesson = [h.entry_id in members or bool(merged.get(f"{ns}/{h.entry_id}", set()) & members) for h in hits]
+        found += any(lesson)
+        restated += sum(lesson) - any(lesson)
+        places += len(hits)
+    groups = len(truth["duplicate_groups"])
+    return {f"top{K}_restated_share": round(restated / places, 4) if places else 0.0,
+            f"top{K}_lesson_found": round(found / groups, 4) if groups else 1.0}
+
+
 def run(paths=None, writes: int = 20_000, namespaces: int = 6, days: int = 90, seed: int = 21) -> EvalResult:
     cfg = CurationConfig()
     as_of = datetime.combine(END + timedelta(days=1), datetime.min.time())
@@ -71,11 +97,24 @@ def run(paths=None, writes: int = 20_000, namespaces: int = 6, days: int = 90, s
             derive_night(conn, as_of, cfg)
             raw = _raw(conn, truth)
             propose_only = _measure(conn, truth) | _pairs(conn, truth)
+        # recall opens the store read-only: measured between the writing connections
+        raw |= _recalled(ws.home.store, truth, "raw")
+        propose_only |= _recalled(ws.home.store, truth, "curated")
+        unfolded = _recalled(ws.home.store, truth, "curated", RecallSettings(fold_restatements=False))
+        with store.connect(ws.home.store) as conn:
             approved_count = approve_conflict_free(conn, ws, as_of, cfg)
             approved = _measure(conn, truth)
+        approved |= _recalled(ws.home.store, truth, "curated")
     result = EvalResult("synthetic", truth_obj.writes, raw, approved)
     result.by_category["curated, no curator decisions"] = {"n": truth_obj.writes, "raw": raw, "curated": propose_only}
+    result.variants = {"no curator decisions": {m: v for m, v in propose_only.items() if m.startswith(f"top{K}_")},
+                       "no curator decisions, fold_restatements off": unfolded}
     result.notes.append(f"demo fleet: {writes} writes, {namespaces} namespaces, {days} days, seed {seed}, ending {END}; "
                         f"curated = after approving the {approved_count} conflict-free proposals "
                         "(the by-category row shows curated with no decisions)")
+    result.notes.append(f"top{K}_restated_share: each of the {len(truth['duplicate_groups'])} restated lessons asked "
+                        f"with its first writing's text, the share of the top {K} places taken by the same lesson "
+                        f"again; top{K}_lesson_found: the share of lessons in the top {K} (an approved principle "
+                        "merging a writing counts); the variants are curated recall before any decision, with and without "
+                        "folding a hit's unmerged near-duplicates into it (recall.RecallSettings.fold_restatements)")
     return result

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from memcurator import ingest
+from memcurator import decisions, ingest
 from memcurator.config import CurationConfig
 from memcurator.night import derive_night
 from memcurator.recall import RecallSettings, recall
@@ -147,3 +147,75 @@ def test_session_material_and_cases_say_what_they_are_once(conn, home):
     banners = {h.entry_id: h.banners for h in recall("staging cluster", "ns-a", path, k=5)}
     assert banners == {"held": ["session material: fails durable"],
                        "case": ["case record: an episode, not a general rule"]}
+
+
+LESSON = "always run the database migrations before deploying the ledger service"
+PARAPHRASES = [LESSON, "lesson: always run database migrations before deploying the ledger service",
+               "make sure to run the database migrations before deploying the ledger service",
+               "always run the database migrations prior to deploying the ledger service"]
+
+
+def restated_lesson(conn, home, extra=()):
+    return build(conn, home, [write(t, entry_id=f"e{i}", ts=at(20 - i), run_id=f"r{i}") for i, t in enumerate(PARAPHRASES)]
+                 + [write("deploy the ledger service after the database backup", entry_id="other", ts=at(5))] + list(extra))
+
+
+def test_unmerged_restatements_are_recalled_once_and_say_so(conn, home):
+    """One lesson written four times takes one place of the curated top k, with the other three in
+    ``restatements`` and a banner; raw recall (no curation) returns all four."""
+    path = restated_lesson(conn, home)
+    [(cluster, status)] = conn.execute("select cluster_id, status from core.principle_proposals").fetchall()
+    conn.close()
+    assert status == "proposed"
+    hits = recall("run the database migrations before deploying the ledger", "ns-a", path, k=3)
+    assert [h.entry_id for h in hits][1:] == ["other"]  # the place the restatements took goes to another entry
+    kept = hits[0]
+    assert kept.entry_id in {"e0", "e1", "e2", "e3"}
+    assert sorted(kept.restatements + [kept.entry_id]) == ["e0", "e1", "e2", "e3"]
+    assert kept.banners == [f"4 recallable entries restate one lesson, not yet merged (cluster {cluster}): recalled "
+                            f"once, with {', '.join(kept.restatements)} folded into it"]
+    assert hits[1].restatements == []
+    raw = recall("run the database migrations before deploying the ledger", "ns-a", path, k=5, mode="raw")
+    assert {h.entry_id for h in raw} == {"e0", "e1", "e2", "e3", "other"}
+    unfolded = recall("run the database migrations before deploying the ledger", "ns-a", path, k=5,
+                      settings=RecallSettings(fold_restatements=False))
+    assert {h.entry_id for h in unfolded} == {"e0", "e1", "e2", "e3", "other"}
+    assert all(h.restatements == [] and not h.banners for h in unfolded)
+
+
+def test_a_rejected_proposal_keeps_its_members_apart_in_recall(conn, home):
+    path = restated_lesson(conn, home)
+    [cluster] = conn.execute("select cluster_id from core.principle_proposals").fetchone()
+    decisions.record(home.decisions, "ns-a", "cluster", cluster, "reject", "four rules, not one", "kim",
+                     now=AS_OF - timedelta(hours=5))
+    ingest.ingest_decisions(conn, home.decisions, CurationConfig())
+    derive_night(conn, AS_OF)
+    conn.execute("CHECKPOINT")
+    conn.close()
+    hits = recall("run the database migrations before deploying the ledger", "ns-a", path, k=5)
+    assert {h.entry_id for h in hits} == {"e0", "e1", "e2", "e3", "other"}
+    assert all(h.restatements == [] for h in hits)
+
+
+def test_a_restatement_in_an_open_conflict_is_never_folded():
+    """Its conflict stays in view: the contested entry keeps its own place."""
+    from memcurator.recall import _fold
+
+    def row(entry_id, cluster, conflicts=(), valid_from=None):
+        return {"entry_id": entry_id, "cluster_id": cluster, "conflict_with": list(conflicts), "valid_from": valid_from}
+
+    kept = _fold([row("a", "c1"), row("b", "c1", ["x"]), row("c", "c1"), row("x", None, ["b"]), row("d", "c2"),
+                  row("e", None)])
+    assert [(r["entry_id"], r["folded"]) for r in kept] == [("a", ["c"]), ("b", []), ("x", []), ("d", []), ("e", [])]
+
+
+def test_versions_of_a_fact_valid_from_other_times_are_never_folded():
+    """The previous and the current answer are near-duplicates but not restatements: both stay, and
+    _later_validity_first orders them; a restatement of one version folds into it."""
+    from memcurator.recall import _fold
+
+    def row(entry_id, valid_from):
+        return {"entry_id": entry_id, "cluster_id": "c1", "conflict_with": [], "valid_from": valid_from}
+
+    kept = _fold([row("old", datetime(2019, 1, 1)), row("new", datetime(2024, 1, 1)), row("new again", datetime(2024, 1, 1))])
+    assert [(r["entry_id"], r["folded"]) for r in kept] == [("old", []), ("new", ["new again"])]
