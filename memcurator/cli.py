@@ -765,13 +765,14 @@ def rederive_check_command(night: Optional[str] = typer.Option(None, help="Night
     row: the incremental nights must give the full derivation's tables. Exits 1 on any difference."""
     import orjson
 
+    from memcurator.config import CurationConfig, read_settings
     from memcurator.entries import as_of_for_night
     from memcurator.rederive import StoreChanged, rederive_check
 
     h = _home(home)
     try:
         report = rederive_check(h.store, as_of_for_night(night) if night else None, overrides=_settings(setting),
-                                ask_judge=ask_judge)
+                                ask_judge=ask_judge, known=CurationConfig(**read_settings(h.settings)))
     except (ValueError, StoreChanged) as error:
         console.print(f"[red]{escape(str(error))}[/]")
         raise typer.Exit(1)

@@ -118,6 +118,23 @@ class CurationConfig:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
 
+    @classmethod
+    def from_recorded(cls, values: dict, known: "CurationConfig | None" = None) -> "CurationConfig":
+        """The settings a night recorded (``recorded``: core.audit_settings, a sharded night's split), with
+        the judge's endpoint whole again. The record masks a query's values, so the endpoint is taken from
+        ``known`` (the settings at hand: the home's, a shard worker's) when its public form is the one
+        recorded; raises SettingsError when the record masked values ``known`` cannot give back: the
+        judge would be asked at another URL than its own."""
+        endpoint = values.get("judge_endpoint") or ""
+        if known is not None and known.judge_endpoint and public_endpoint(known.judge_endpoint) == endpoint:
+            values = values | {"judge_endpoint": known.judge_endpoint}
+        elif any(value == MASKED for _, value in parse_qsl(urlsplit(endpoint).query, keep_blank_values=True)):
+            raise SettingsError(
+                f"the night ran with the chat judge at {endpoint!r}, whose query values the store does not keep: "
+                "give the endpoint in the home's settings.toml (judge_endpoint), or put the judge's key in "
+                "MEMCURATOR_JUDGE_API_KEY instead of the URL")
+        return cls.from_mapping(values)
+
     def as_dict(self) -> dict:
         return asdict(self)
 
@@ -173,6 +190,9 @@ def switch(value: str) -> bool:
     return _SWITCH[key]
 
 
+MASKED = "***"  # a query value as public_endpoint shows it
+
+
 def public_endpoint(url: str) -> str:
     """``url`` as the store may hold it: without a user name or password, and with the query's values
     masked (a key written into the URL stays out of the tables; the judge's key is an environment
@@ -180,7 +200,7 @@ def public_endpoint(url: str) -> str:
     if not url:
         return url
     parts = urlsplit(without_user_info(url))
-    query = "&".join(f"{name}=***" for name, _ in parse_qsl(parts.query, keep_blank_values=True))
+    query = "&".join(f"{name}={MASKED}" for name, _ in parse_qsl(parts.query, keep_blank_values=True))
     return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
 
 

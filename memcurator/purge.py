@@ -38,7 +38,7 @@ import duckdb
 import orjson
 
 from memcurator import changes, ingest, rederive, store
-from memcurator.config import CurationConfig
+from memcurator.config import CurationConfig, read_settings
 from memcurator.home import Home
 from memcurator.night import derive_night
 
@@ -172,8 +172,10 @@ def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig |
     """Remove every event of the namespace or end user (``kind``: namespace or user_id) from the landing
     files, the store, the lake, the curator decisions and the published snapshot, derive the last night
     again without them (with ``cfg``, default the settings that night ran with, as the store records
-    them), and write a receipt to the ledger. While another process holds the store (a night), each of
-    its opens waits up to ``wait_seconds``, saying so through ``log``."""
+    them, a judge's endpoint whole from the home's settings.toml: CurationConfig.from_recorded), and
+    write a receipt to the ledger. While another process holds the store (a night), each of its opens
+    waits up to ``wait_seconds``, saying so through ``log``. Raises SettingsError, before anything is
+    removed, when those settings cannot be used whole."""
     if kind not in KINDS:
         raise ValueError(f"purge by {kind!r}: only {', '.join(KINDS)}")
     if not target or not reason.strip():
@@ -184,6 +186,9 @@ def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig |
         at=now.strftime("%Y-%m-%dT%H:%M:%SZ"), kind=kind,
         target_sha256=hashlib.sha256(target.encode()).hexdigest(), reason=reason)
     with store.connect_when_free(home.store, wait_seconds, log) as conn:  # the exclusive lock: no night interleaves
+        # the night derived as it was, but for the purged events: with its settings, not the defaults
+        # (read first: a purge that cannot derive the night again removes nothing)
+        cfg = cfg or CurationConfig.from_recorded(rederive.night_settings(conn), CurationConfig(**read_settings(home.settings)))
         # the folders a killed night, re-derivation check or profile left beside the store hold entries'
         # texts or copies of the store or of its events: none may keep what the purge removes
         store.remove_every_spill(home.store)
@@ -219,8 +224,7 @@ def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig |
         _purge_lake(home, conn, kind, target, receipt)
         last = _latest_night(conn)
         if last is not None:
-            # the night derived as it was, but for the purged events: with its settings, not the defaults
-            derive_night(conn, last, cfg or CurationConfig.from_mapping(rederive.night_settings(conn)))
+            derive_night(conn, last, cfg)
             receipt.rederived_as_of = last.isoformat()
         # what the night changed names the purged entries; the next night derives everything instead
         changes.forget(conn)

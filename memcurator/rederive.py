@@ -112,11 +112,14 @@ def night_settings(conn: duckdb.DuckDBPyConnection) -> dict:
 
 
 def rederive_check(store_path: Path, as_of: datetime | None = None, cfg: CurationConfig | None = None,
-                   overrides: dict | None = None, ask_judge: bool = False) -> RederiveReport:
+                   overrides: dict | None = None, ask_judge: bool = False,
+                   known: CurationConfig | None = None) -> RederiveReport:
     """Derive the store's night ``as_of`` (default: the last one it derived) again from its inputs alone,
     with ``cfg`` (default: the settings its last night ran with, as the store records them, else the
-    defaults; ``overrides`` changes some of them), and compare every table; raises ValueError for a
-    store without a derived night, StoreChanged when a night wrote the store meanwhile or holds it.
+    defaults, a judge's endpoint whole from ``known``: CurationConfig.from_recorded; ``overrides``
+    changes some of them), and compare every table; raises ValueError for a store without a derived
+    night, StoreChanged when a night wrote the store meanwhile or holds it, SettingsError when the
+    recorded settings cannot be used whole.
 
     Only the rules judge is a function of the texts: a model asked again need not answer the same, and
     the check would find the model's second thoughts, not the nights' doing. With a chat judge the
@@ -130,7 +133,7 @@ def rederive_check(store_path: Path, as_of: datetime | None = None, cfg: Curatio
     with _reading(store_path):
         with store.connect(store_path, read_only=True) as conn:
             as_of = as_of or last_night(conn)
-            cfg = cfg or CurationConfig.from_mapping(night_settings(conn))
+            cfg = cfg or CurationConfig.from_recorded(night_settings(conn), known)
     if as_of is None:
         raise ValueError(f"{store_path}: the store has no derived night yet (run `memcurator run` first)")
     cfg = replace(cfg, **(overrides or {}))

@@ -167,10 +167,11 @@ def derive(root: ShardRoot, night: str, shards: int, shard: str, cfg: CurationCo
            as_of: datetime | None = None) -> dict[str, int]:
     """Derive one shard's tables in memory from its input, reusing what the store carried over from the
     night before as the embedded night does, and write them; returns rows per table. The settings are
-    those the split wrote with the shard's input, else ``cfg``."""
+    those the split wrote with the shard's input (a judge's endpoint whole from ``cfg`` where the split's
+    record masked it: CurationConfig.from_recorded), else ``cfg``."""
     folder = root.folder(night, shards, shard)
     if root.exists(f"{folder}/{SETTINGS}"):
-        cfg = CurationConfig.from_mapping(json.loads(root.read(f"{folder}/{SETTINGS}")["settings"][0].as_py()))
+        cfg = CurationConfig.from_recorded(json.loads(root.read(f"{folder}/{SETTINGS}")["settings"][0].as_py()), cfg)
     with store.connect(":memory:") as conn:
         ensure_raw_tables(conn)
         for table in SHARD_INPUTS:

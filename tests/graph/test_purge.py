@@ -270,3 +270,34 @@ def test_a_purge_derives_the_night_again_with_the_settings_it_ran_with(tmp_path)
         settings = night_settings(conn)
         assert (settings["max_idle_days"], settings["noise_floor"]) == (365, 0.5)
         assert conn.execute("select entry_id, state, rule from core.entry_lifecycle").fetchall() == states
+
+
+def test_a_purge_asks_the_chat_judge_at_its_own_url_or_removes_nothing(tmp_path, monkeypatch):
+    """The night records a chat judge's endpoint with the query's values masked: a purge derives the night
+    again with the endpoint the home's settings.toml gives, and without it refuses before removing
+    anything (it would ask the masked URL)."""
+    from memcurator import purge as purging
+    from memcurator.config import CurationConfig, SettingsError
+    from memcurator.night import derive_night
+
+    home = Home.from_env(tmp_path / "home").ensure()
+    write_jsonl(home.landing / "a.jsonl", [
+        write("rotate the vault keys every fortnight", entry_id="g1", namespace=GONE, ts="2026-11-01T10:00:00Z"),
+        write(NEIGHBOUR, entry_id="s1", namespace=STAYS, ts="2026-10-01T10:00:00Z"),
+    ])
+    endpoint = "https://judge.example/v1?api-key=s3cret&deployment=x"
+    ran_with = CurationConfig(judge_endpoint=endpoint)  # two entries: no pair to ask about
+    with store.connect(home.store) as conn:
+        ingest.ingest_landing(conn, home.landing, home.lake, ran_with)
+        derive_night(conn, datetime(2026, 11, 2), ran_with)
+    landed = (home.landing / "a.jsonl").read_bytes()
+    with pytest.raises(SettingsError, match=r"api-key=\*\*\*&deployment=\*\*\*.*settings.toml"):
+        purge(home, "namespace", GONE, "tenant left")
+    assert (home.landing / "a.jsonl").read_bytes() == landed
+    with store.connect(home.store, read_only=True) as conn:
+        assert conn.execute("select count(*) from raw.events where namespace = ?", [GONE]).fetchone() == (1,)
+    derived_with = []
+    monkeypatch.setattr(purging, "derive_night", lambda conn, as_of, cfg: derived_with.append(cfg.judge_endpoint))
+    home.settings.write_text(f'judge_endpoint = "{endpoint}"\n')
+    purge(home, "namespace", GONE, "tenant left")
+    assert derived_with == [endpoint]

@@ -175,3 +175,27 @@ def test_public_endpoint_drops_user_info_and_masks_query_values():
     assert public_endpoint("https://me:pw@api.example.org/v1/?api-version=2&key=k") == \
         "https://api.example.org/v1/?api-version=***&key=***"
     assert public_endpoint("https://token@[::1]:8443/v1#frag") == "https://[::1]:8443/v1"
+
+
+def test_the_reproducibility_check_asks_the_judge_at_its_own_url(endpoint, home):
+    """The night recorded the endpoint with the query's values masked: asking again, the check takes it
+    whole from the home's settings (the command) or refuses, instead of asking the masked URL."""
+    from typer.testing import CliRunner
+
+    from memcurator import rederive, store
+    from memcurator.cli import app
+    from memcurator.config import SettingsError
+
+    with_key = endpoint + "?token=query-secret"
+    with store.connect(home.store) as conn:
+        _night_of_two_conflicting_notes(conn, home, with_key)
+    asked = len(_Handler.headers_seen)
+    with pytest.raises(SettingsError, match=r"token=\*\*\*"):
+        rederive.rederive_check(home.store, ask_judge=True)
+    refused = CliRunner().invoke(app, ["rederive-check", "--home", str(home.root), "--ask-judge"])
+    assert refused.exit_code == 1 and "settings.toml" in " ".join(refused.output.split())
+    assert len(_Handler.headers_seen) == asked  # nothing asked at the masked URL
+    home.settings.write_text(f'judge_endpoint = "{with_key}"\n')
+    given = CliRunner().invoke(app, ["rederive-check", "--home", str(home.root), "--ask-judge"])
+    assert given.exit_code == 0, given.output
+    assert {path for path, _ in _Handler.headers_seen[asked:]} == {"/v1/chat/completions?token=query-secret"}

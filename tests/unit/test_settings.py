@@ -81,3 +81,23 @@ def test_a_setting_out_of_range_is_refused_wherever_it_is_given(tmp_path):
     result = CliRunner().invoke(app, ["profile-night", "--set", "lsh_bands=0", "--home", str(tmp_path / "home")])
     assert result.exit_code == 2 and "lsh_bands must be at least 1, not 0" in " ".join(result.output.replace("│", " ").split())
     assert not (tmp_path / "home" / "store.duckdb").exists()
+
+
+def test_recorded_settings_take_the_judge_endpoint_whole_from_the_settings_at_hand():
+    from memcurator.config import public_endpoint
+
+    endpoint = "https://user:pw@judge.example/v1?api-key=s3cret"
+    recorded = CurationConfig(judge_endpoint=endpoint, max_idle_days=365).recorded()
+    assert recorded["judge_endpoint"] == public_endpoint(endpoint) == "https://judge.example/v1?api-key=***"
+    back = CurationConfig.from_recorded(recorded, CurationConfig(judge_endpoint=endpoint))
+    assert (back.judge_endpoint, back.max_idle_days) == (endpoint, 365)
+    # a key rotated since the night: the settings at hand hold the one to ask with
+    rotated = "https://judge.example/v1?api-key=n3w"
+    assert CurationConfig.from_recorded(recorded, CurationConfig(judge_endpoint=rotated)).judge_endpoint == rotated
+    for known in (None, CurationConfig(), CurationConfig(judge_endpoint="https://other.example/v1?api-key=s3cret")):
+        with pytest.raises(SettingsError, match="query values the store does not keep"):
+            CurationConfig.from_recorded(recorded, known)
+    # nothing masked: the record is the endpoint (user info is never sent: judges.ChatJudge)
+    plain = CurationConfig(judge_endpoint="https://judge.example/v1/chat").recorded()
+    assert CurationConfig.from_recorded(plain).judge_endpoint == "https://judge.example/v1/chat"
+    assert CurationConfig.from_recorded(CurationConfig().recorded()) == CurationConfig()

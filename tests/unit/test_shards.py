@@ -242,3 +242,32 @@ def test_every_shard_derives_with_the_settings_of_the_split(fleet):
     with store.connect(home.store) as conn:  # a split without settings leaves the workers' own
         shards.split(conn, root, key, 2)
     assert not root.exists(f"{root.folder(key, 2, shards.shard_keys(2)[0])}/{shards.SETTINGS}")
+
+
+def test_a_shard_asks_the_chat_judge_at_the_workers_url_where_the_split_masked_it(fleet, monkeypatch):
+    """The split writes the settings as a night records them (a query's values masked: no key in the
+    shards' folder); a worker whose settings hold the endpoint derives with it whole, another refuses."""
+    from memcurator.config import SettingsError
+
+    work, full = fleet
+    home = Home.from_env(work / "judge").ensure()
+    shutil.copyfile(full.store, home.store)
+    root, key = shards.ShardRoot(str(work / "judge-root")), NIGHT.isoformat()
+    endpoint = "https://judge.example/v1?api-key=s3cret"
+    with store.connect(home.store) as conn:
+        shards.split(conn, root, key, 2, CurationConfig(judge_endpoint=endpoint))
+    shard = shards.shard_keys(2)[0]
+    assert b"s3cret" not in (work / "judge-root").joinpath(root.folder(key, 2, shard), shards.SETTINGS).read_bytes()
+    with pytest.raises(SettingsError, match="query values the store does not keep"):
+        shards.derive(root, key, 2, shard, CurationConfig())
+
+    class Asked(Exception):
+        pass
+
+    def stand_in(conn, as_of, cfg):  # stops the shard where it derives, with the settings it derives with
+        raise Asked(cfg.judge_endpoint)
+
+    monkeypatch.setattr(night, "derive_night", stand_in)
+    with pytest.raises(Asked) as asked:
+        shards.derive(root, key, 2, shard, CurationConfig(judge_endpoint=endpoint))
+    assert asked.value.args == (endpoint,)
