@@ -395,7 +395,8 @@ def import_command(
     home: Optional[Path] = HomeOption,
 ) -> None:
     """Convert an existing store, export or agent transcript into log events in the landing folder."""
-    from memcurator.importers import FORMATS, flat, land, mcp_memory, transcripts
+    from memcurator.config import CurationConfig, SettingsError, read_settings
+    from memcurator.importers import FORMATS, flat, ingest_preview, land, mcp_memory, transcripts
     from memcurator.ingest import ID_PATTERN
 
     if fmt not in FORMATS:
@@ -409,11 +410,24 @@ def import_command(
         when = when.replace(tzinfo=timezone.utc)
     convert = {"mcp-memory": mcp_memory.convert, "flat": flat.convert, "tau-bench": transcripts.tau_bench,
                "swe-agent": transcripts.swe_agent, "claude-code": transcripts.claude_code}[fmt]
+    h = _home(home)
+    try:
+        cfg = CurationConfig(**read_settings(h.settings))  # the settings the ingest will judge the events with
+    except SettingsError as error:
+        console.print(f"[red]{escape(str(error))}[/]")
+        raise typer.Exit(2)
     events = convert(path, namespace, when)
-    passed_on = sum(isinstance(e, bytes) for e in events)
-    target = land(events, _home(home).landing, fmt, path)
-    console.print(f"{len(events) - passed_on} events from {escape(path.name)} landed in {escape(str(target))}"
-                  + (f"; {passed_on} records could not be converted and will be quarantined by ingest" if passed_on else ""))
+    landed = set((h.landing / f"import-{fmt}").glob("*.jsonl"))
+    target = land(events, h.landing, fmt, path)
+    if target in landed:  # a landed file is named by its content
+        console.print(f"{escape(path.name)} was landed before with this content, as {escape(str(target))}: nothing new")
+        return
+    valid, quarantined = ingest_preview(target, cfg)
+    console.print(f"{valid} events from {escape(path.name)} landed in {escape(str(target))}")
+    if quarantined:
+        # judged as the ingest judges them: records not converted, and events holding values it refuses
+        console.print(f"[yellow]{sum(n for _, n in quarantined)} lines will be quarantined by the ingest: "
+                      + ", ".join(f"{escape(reason)} {n}" for reason, n in quarantined) + "[/]")
 
 
 review = typer.Typer(help="Curator queues: principle proposals and conflicts.", no_args_is_help=True)

@@ -47,3 +47,22 @@ def land(events: list, landing: Path, fmt: str, source: Path) -> Path:
         tmp.write_bytes(body)
         tmp.replace(target)
     return target
+
+
+def ingest_preview(landed: Path, cfg) -> tuple[int, list[tuple[str, int]]]:
+    """What the ingest will make of a landed file, judged as it judges it (in a store in memory, with
+    ``cfg``, against no events before): its valid events, and its quarantined lines by reason. A
+    record converted with a value the importer could not read (an importance of "high") is an event
+    the ingest quarantines, not one the conversion passed on."""
+    import shutil
+    import tempfile
+
+    from memcurator import ingest, store
+
+    with tempfile.TemporaryDirectory(prefix="memcurator-import-") as folder, store.connect(":memory:") as conn:
+        shutil.copyfile(landed, Path(folder) / landed.name)
+        ingest.ensure_raw_tables(conn)
+        report = ingest.ingest_landing(conn, Path(folder), None, cfg)
+        reasons = conn.execute("select reason, count(*) from raw.quarantine group by reason "
+                               "order by count(*) desc, reason").fetchall()
+    return report.valid_events, reasons

@@ -253,6 +253,29 @@ def test_import_into_a_namespace_ingest_would_refuse_is_a_usage_error_and_lands_
     assert result.exit_code == 0 and "1 events from notes.csv landed" in _said(result), result.output
 
 
+def test_import_says_what_the_ingest_will_quarantine_and_a_file_landed_before(tmp_path):
+    """Counted as the ingest judges the events: a record the importer could not convert, and one converted
+    with a value the ingest refuses (an importance of "high"), are both quarantined lines, not events."""
+    from memcurator import ingest, store
+    from memcurator.config import CurationConfig
+
+    source = tmp_path / "notes.jsonl"
+    source.write_text('{"text": "rotate the vault keys monthly", "importance": "high"}\n'
+                      '{"text": "use blue-green deploys for the ledger"}\n{"nope": 1}\n')
+    home = tmp_path / "home"
+    result = CliRunner().invoke(app, ["import", "flat", str(source), "-n", "team-a", "--home", str(home)])
+    assert result.exit_code == 0, result.output
+    said = _said(result)
+    assert "1 events from notes.jsonl landed" in said
+    assert "2 lines will be quarantined by the ingest: missing_field 1, wrong_type 1" in said
+    landed = Home.from_env(home)
+    with store.connect(landed.store) as conn:  # the ingest agrees
+        report = ingest.ingest_landing(conn, landed.landing, None, CurationConfig())
+        assert (report.valid_events, report.quarantined_lines) == (1, 2)
+    again = CliRunner().invoke(app, ["import", "flat", str(source), "-n", "team-a", "--home", str(home)])
+    assert again.exit_code == 0 and "was landed before with this content" in _said(again), again.output
+
+
 def test_a_night_runs_with_the_homes_settings_and_the_status_says_which(home, monkeypatch):
     """settings.toml in the home: the nightly job's runs take it (the UI's, the schedule's, `memcurator run`'s),
     the night records it, and the status says which settings differ from the defaults and what the next
