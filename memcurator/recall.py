@@ -163,12 +163,38 @@ def search(index: NamespaceIndex, query: str, k: int, mode: str, settings: Recal
         if not mask.any():
             return []
     want = min(n, max(k, settings.candidates))
+    while True:
+        frame, complete = _candidates(index, tokens, want, mask, mode, settings)
+        if frame is None:
+            return []
+        if not (mode == "curated" and settings.fold_restatements):
+            rows = list(frame.head(k).iter_rows(named=True))
+            break
+        rows = _fold(list(frame.iter_rows(named=True)))
+        if len(rows) >= k or complete:
+            rows = rows[:k]
+            break
+        # the candidates folded into fewer than k hits (a lesson written more often than there are
+        # candidates): more of them, so the entries ranked after them are not lost
+        want = min(n, want * 4)
+    if mode == "curated":
+        rows = _current_side_first(_later_validity_first(rows))
+    return [Hit(row["entry_id"], row["text"], i, row["relevance"], row["score"], row["tier"], row["class"],
+                list(row["banners"] or []) + _fold_banner(row), row.get("folded", []))
+            for i, row in enumerate(rows, start=1)]
+
+
+def _candidates(index: NamespaceIndex, tokens, want: int, mask, mode: str,
+                settings: RecallSettings) -> tuple[pl.DataFrame | None, bool]:
+    """The ``want`` most relevant entries, ranked as ``mode`` and ``settings`` rank them (None: none is
+    relevant), and whether they are every relevant entry there is."""
     docs, scores = index.retriever.retrieve(tokens, k=want, show_progress=False, weight_mask=mask, n_threads=1)
     docs, scores = docs[0], scores[0]
     keep = (scores > 0) & (scores >= settings.min_relevance)
+    complete = want >= index.size or not keep.all()  # the scores come sorted: the rest are below
     docs, scores = docs[keep], scores[keep]
     if len(docs) == 0:
-        return []
+        return None, complete
     frame = index.entries[docs].drop("is_principle").with_columns(pl.Series("relevance", scores.astype(np.float64)))
     if mode == "raw":
         frame = frame.with_columns(pl.lit("raw").alias("tier"), pl.lit(0.0).alias("score"),
@@ -184,15 +210,7 @@ def search(index: NamespaceIndex, query: str, k: int, mode: str, settings: Recal
         frame = frame.sort(["combined", "relevance", "entry_id"], descending=[True, True, False])
     else:
         frame = frame.sort(["relevance", "entry_id"], descending=[True, False])
-    if mode == "curated" and settings.fold_restatements:
-        rows = _fold(list(frame.iter_rows(named=True)))[:k]
-    else:
-        rows = list(frame.head(k).iter_rows(named=True))
-    if mode == "curated":
-        rows = _current_side_first(_later_validity_first(rows))
-    return [Hit(row["entry_id"], row["text"], i, row["relevance"], row["score"], row["tier"], row["class"],
-                list(row["banners"] or []) + _fold_banner(row), row.get("folded", []))
-            for i, row in enumerate(rows, start=1)]
+    return frame, complete
 
 
 def _fold(rows: list[dict]) -> list[dict]:

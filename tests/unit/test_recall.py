@@ -219,3 +219,15 @@ def test_versions_of_a_fact_valid_from_other_times_are_never_folded():
 
     kept = _fold([row("old", datetime(2019, 1, 1)), row("new", datetime(2024, 1, 1)), row("new again", datetime(2024, 1, 1))])
     assert [(r["entry_id"], r["folded"]) for r in kept] == [("old", []), ("new", ["new again"])]
+
+
+def test_a_lesson_written_more_often_than_the_candidates_does_not_hide_the_entries_after_it(conn, home):
+    """The blend re-ranks a pool of candidates; when the pool folds into fewer than k hits, recall takes a
+    larger pool instead of returning fewer entries than there are."""
+    path = restated_lesson(conn, home)
+    conn.close()
+    query = "run the database migrations before deploying the ledger"
+    few = RecallSettings(candidates=2)  # the pool: two writings of the lesson
+    hits = recall(query, "ns-a", path, k=2, settings=few)
+    assert [h.entry_id for h in hits][1:] == ["other"] and len(hits[0].restatements) == 3
+    assert [h.entry_id for h in recall(query, "ns-a", path, k=2)] == [h.entry_id for h in hits]
