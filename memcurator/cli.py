@@ -362,7 +362,8 @@ def recall_command(
 def show(entry_id: str = typer.Argument(..., help="The entry id."),
          namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Needed when the id exists in several."),
          home: Optional[Path] = HomeOption) -> None:
-    """Print an entry's whole history: versions, recalls, checks, links, lifecycle decisions with reasons."""
+    """Print an entry's whole history: versions, lifecycle, recall view, recalls, checks, conflicts, near-duplicate
+    cluster, supersede links, decisions with reasons."""
     from memcurator.history import entry_history
 
     with store.connect(_published(_home(home)), read_only=True) as conn:

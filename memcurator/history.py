@@ -17,6 +17,18 @@ SECTIONS = [
                 "where namespace = $ns and entry_id = $id order by ts"),
     ("checks", "select ts, status, error_class, actor, corrected_by from core.checks "
                "where namespace = $ns and entry_id = $id order by ts"),
+    # every conflict of the entry, open ones first (the recall view's banners quote three and send here)
+    ("conflicts", "select conflict_id, case when entry_a = $id then entry_b else entry_a end as other_entry, "
+                  "status, kind, detector, evidence, likely_current, resolution_reason, "
+                  "(select left(text, 80) from core.entries as e where e.namespace = k.namespace "
+                  " and e.entry_id = case when k.entry_a = $id then k.entry_b else k.entry_a end) as other_text "
+                  "from core.contradictions as k where namespace = $ns and (entry_a = $id or entry_b = $id) "
+                  "order by status <> 'open', conflict_id"),
+    # the entry's near-duplicates (recall folds them into one hit) and what a curator decided on them
+    ("near-duplicate cluster", "select c.cluster_id, c.member_count, round(c.mean_similarity, 3) as mean_similarity, "
+                               "p.status as proposal, p.principle_id, p.decided_by, p.decision_reason "
+                               "from core.near_duplicate_clusters as c left join core.principle_proposals as p "
+                               "using (namespace, cluster_id) where c.namespace = $ns and c.entry_id = $id"),
     ("supersede links", "select entry_id, successor_id, source, status, detail, linked_at from core.supersede_links "
                         "where namespace = $ns and (entry_id = $id or successor_id = $id) order by linked_at"),
     ("decisions", "select action, rule, reason, decided_at, score, threshold, reversible_by from core.curation_audit_log "

@@ -164,6 +164,19 @@ def test_the_curators_read_ids_whole_and_banners_under_their_entry_at_80_columns
             in suggested.output.splitlines()), suggested.output
 
 
+def test_show_lists_an_entrys_conflicts_and_its_near_duplicate_cluster(home):
+    """The recall view's banners quote three conflicts and send to `show` for the rest, and recall folds a
+    lesson's near-duplicates naming their cluster: `show` lists both."""
+    namespace, cluster = _curated_and_published(home)
+    runner = CliRunner()
+    shown = _said(runner.invoke(app, ["show", "run-0001-ledger-timeout", "--home", str(home.root)], terminal_width=200))
+    assert "conflicts (1)" in shown
+    assert "other_entry run-0002-ledger-timeout · status open" in shown and "other_text ledger timeout: 45 seconds" in shown
+    member = _said(runner.invoke(app, ["show", "p1", "--home", str(home.root)], terminal_width=200))
+    assert f"near-duplicate cluster (1) • cluster_id {cluster} · member_count 3" in member
+    assert "proposal proposed" in member and "conflicts (0)" in member
+
+
 def test_a_decision_says_which_night_applies_it(home):
     """A night reads the decisions made before its day's end: one made today is applied by today's night,
     built after midnight; "the next run" (of yesterday's night, the command's default) left it out. The
