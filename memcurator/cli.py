@@ -455,7 +455,38 @@ def review_clusters(namespace: Optional[str] = typer.Option(None, "--namespace",
         console.print(f"[bold]{escape(ns)}/{escape(cluster)}[/] {members} members · {recalls} recalls · {proven} proven · "
                       f"{runs} runs{more}\n  {escape(canonical)}")
     if rows and status == "proposed":
-        command("decide: memcurator review approve|reject CLUSTER_ID --reason ...")
+        command("members: memcurator review members CLUSTER_ID; decide: memcurator review approve|reject CLUSTER_ID --reason ...")
+
+
+@review.command("members")
+def review_members(cluster_id: str = typer.Argument(..., help="The cluster (review clusters lists them)."),
+                   home: Optional[Path] = HomeOption) -> None:
+    """A proposal's members before deciding on it: each with its state, writer, similarity and text."""
+    with store.connect(_published(_home(home)), read_only=True) as conn:
+        proposal = conn.execute(
+            """select namespace, status, member_count, open_conflicts, canonical_entry_id, text
+               from core.principle_proposals where cluster_id = ?""", [cluster_id]).fetchone()
+        members = conn.execute(
+            """select c.entry_id, l.state, e.first_written_at, e.writer_agents, c.mean_similarity, e.text
+               from core.near_duplicate_clusters as c
+               left join core.entries as e using (namespace, entry_id)
+               left join core.entry_lifecycle as l using (namespace, entry_id)
+               where c.cluster_id = ? order by c.mean_similarity desc, c.entry_id""", [cluster_id]).fetchall()
+    if not members:
+        console.print(f"[red]no cluster {escape(cluster_id)}[/] in the published store")
+        raise typer.Exit(1)
+    if proposal:
+        ns, status, count, conflicts, canonical, text = proposal
+        console.print(f"[bold]{escape(ns)}/{escape(cluster_id)}[/] {count} members · {status}"
+                      + (f" · [red]{conflicts} open conflicts[/]" if conflicts else "")
+                      + f"\n  principle (the text of {escape(canonical)}): {escape(text)}")
+    else:  # fewer members than min_principle_members: a cluster, not proposed
+        console.print(f"[bold]{escape(cluster_id)}[/] {len(members)} members · not proposed (too few members)")
+    for entry_id, state, written, writers, similarity, text in members:
+        console.print(f"  {escape(entry_id)} · {state} · {written:%Y-%m-%d} · {escape(', '.join(writers or []))} · "
+                      f"similarity {similarity:.2f}\n    {escape(text or '')}")
+    if proposal and proposal[1] == "proposed":
+        command(f"decide: memcurator review approve|reject {cluster_id} --reason ...")
 
 
 def command(line: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from datetime import date, datetime, timedelta, timezone
@@ -175,6 +176,23 @@ def test_show_lists_an_entrys_conflicts_and_its_near_duplicate_cluster(home):
     member = _said(runner.invoke(app, ["show", "p1", "--home", str(home.root)], terminal_width=200))
     assert f"near-duplicate cluster (1) • cluster_id {cluster} · member_count 3" in member
     assert "proposal proposed" in member and "conflicts (0)" in member
+
+
+def test_review_members_lists_a_proposals_members_before_a_decision(home):
+    from tests.unit.test_clustering import PARAPHRASES
+
+    namespace, cluster = _curated_and_published(home)
+    runner = CliRunner()
+    listed = runner.invoke(app, ["review", "members", cluster, "--home", str(home.root)], terminal_width=200)
+    assert listed.exit_code == 0, listed.output
+    lines = listed.output.splitlines()
+    assert lines[0] == f"{namespace}/{cluster} 3 members · proposed"
+    members = {line.split(" · ")[0].strip(): line for line in lines if re.match(r"  p\d · ", line)}
+    assert set(members) == {"p0", "p1", "p2"} and all(" · active · 2026-11-2" in m for m in members.values())
+    assert all(text in listed.output for text in PARAPHRASES[:3])
+    assert f"decide: memcurator review approve|reject {cluster} --reason ..." in lines
+    missing = runner.invoke(app, ["review", "members", "c_nothing", "--home", str(home.root)])
+    assert missing.exit_code == 1 and "no cluster c_nothing" in missing.output
 
 
 def test_a_decision_says_which_night_applies_it(home):
