@@ -455,7 +455,8 @@ def review_clusters(namespace: Optional[str] = typer.Option(None, "--namespace",
         console.print(f"[bold]{escape(ns)}/{escape(cluster)}[/] {members} members · {recalls} recalls · {proven} proven · "
                       f"{runs} runs{more}\n  {escape(canonical)}")
     if rows and status == "proposed":
-        command("members: memcurator review members CLUSTER_ID; decide: memcurator review approve|reject CLUSTER_ID --reason ...")
+        command("members: memcurator review members CLUSTER_ID; "
+                "decide: memcurator review approve|reject CLUSTER_ID --reason ...")
 
 
 @review.command("members")

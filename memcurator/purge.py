@@ -188,7 +188,8 @@ def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig |
     with store.connect_when_free(home.store, wait_seconds, log) as conn:  # the exclusive lock: no night interleaves
         # the night derived as it was, but for the purged events: with its settings, not the defaults
         # (read first: a purge that cannot derive the night again removes nothing)
-        cfg = cfg or CurationConfig.from_recorded(rederive.night_settings(conn), CurationConfig(**read_settings(home.settings)))
+        cfg = cfg or CurationConfig.from_recorded(rederive.night_settings(conn),
+                                                  CurationConfig(**read_settings(home.settings)))
         # the folders a killed night, re-derivation check or profile left beside the store hold entries'
         # texts or copies of the store or of its events: none may keep what the purge removes
         store.remove_every_spill(home.store)

@@ -235,7 +235,7 @@ def _fold(rows: list[dict]) -> list[dict]:
     return kept
 
 
-SHOWN_RESTATEMENTS = 3
+SHOWN_RESTATEMENTS = 3  # the folded entries a banner names
 
 
 def _fold_banner(row: dict) -> list[str]:
@@ -243,8 +243,9 @@ def _fold_banner(row: dict) -> list[str]:
     if not folded:
         return []
     more = f" and {len(folded) - SHOWN_RESTATEMENTS} more" if len(folded) > SHOWN_RESTATEMENTS else ""
-    return [f"{row['cluster_recallable']} recallable entries restate one lesson, not yet merged (cluster {row['cluster_id']}): "
-            f"recalled once, with {', '.join(folded[:SHOWN_RESTATEMENTS])}{more} folded into it"]
+    return [f"{row['cluster_recallable']} recallable entries restate one lesson, not yet merged "
+            f"(cluster {row['cluster_id']}): recalled once, with {', '.join(folded[:SHOWN_RESTATEMENTS])}{more} "
+            "folded into it"]
 
 
 def _later_validity_first(rows: list[dict]) -> list[dict]:

@@ -133,7 +133,8 @@ def rederive_check(store_path: Path, as_of: datetime | None = None, cfg: Curatio
     with _reading(store_path):
         with store.connect(store_path, read_only=True) as conn:
             as_of = as_of or last_night(conn)
-            cfg = cfg or CurationConfig.from_recorded(night_settings(conn), known)
+            # (an endpoint given in ``overrides`` is the one to ask: the record's masked one is not needed)
+            cfg = cfg or CurationConfig.from_recorded(night_settings(conn) | (overrides or {}), known)
     if as_of is None:
         raise ValueError(f"{store_path}: the store has no derived night yet (run `memcurator run` first)")
     cfg = replace(cfg, **(overrides or {}))

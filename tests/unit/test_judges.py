@@ -195,6 +195,11 @@ def test_the_reproducibility_check_asks_the_judge_at_its_own_url(endpoint, home)
     refused = CliRunner().invoke(app, ["rederive-check", "--home", str(home.root), "--ask-judge"])
     assert refused.exit_code == 1 and "settings.toml" in " ".join(refused.output.split())
     assert len(_Handler.headers_seen) == asked  # nothing asked at the masked URL
+    given = CliRunner().invoke(app, ["rederive-check", "--home", str(home.root), "--ask-judge",
+                                     "--set", f"judge_endpoint={with_key}"])
+    assert given.exit_code == 0, given.output
+    assert {path for path, _ in _Handler.headers_seen[asked:]} == {"/v1/chat/completions?token=query-secret"}
+    asked = len(_Handler.headers_seen)
     home.settings.write_text(f'judge_endpoint = "{with_key}"\n')
     given = CliRunner().invoke(app, ["rederive-check", "--home", str(home.root), "--ask-judge"])
     assert given.exit_code == 0, given.output
