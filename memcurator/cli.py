@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import difflib
 import gc
 import re
 import shutil
@@ -343,7 +344,16 @@ def recall_command(
     from memcurator.recall import recall
 
     at = _time(as_of, "--as-of") if as_of else None
-    hits = recall(query, namespace, _published(_home(home)), k=k, as_of=at, mode="raw" if raw else "curated")
+    published = _published(_home(home))
+    hits = recall(query, namespace, published, k=k, as_of=at, mode="raw" if raw else "curated")
+    if not hits:
+        with store.connect(published, read_only=True) as conn:
+            namespaces = [r[0] for r in conn.execute("select distinct namespace from core.entries").fetchall()]
+        if namespace not in namespaces:  # a namespace misspelt read as a store with nothing to say
+            close = difflib.get_close_matches(namespace, namespaces, n=3)
+            console.print(f"[red]no namespace {escape(repr(namespace))}[/] in the published store ({len(namespaces)} "
+                          "namespaces" + (f"; close: {escape(', '.join(close))})" if close else ")"))
+            raise typer.Exit(1)
     if as_json:
         print(orjson.dumps([h.__dict__ for h in hits], option=orjson.OPT_INDENT_2).decode())
         return

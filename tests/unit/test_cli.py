@@ -195,6 +195,17 @@ def test_review_members_lists_a_proposals_members_before_a_decision(home):
     assert missing.exit_code == 1 and "no cluster c_nothing" in missing.output
 
 
+def test_recall_in_a_namespace_the_store_does_not_hold_says_so(home):
+    """A misspelt namespace read as a store with nothing to say ("no matching entries", exit 0)."""
+    _curated_and_published(home)
+    runner = CliRunner()
+    missed = runner.invoke(app, ["recall", "staging cluster", "-n", "ns-b", "--home", str(home.root)])
+    assert missed.exit_code == 1 and "no namespace 'ns-b' in the published store (1 namespaces; close: ns-a)" \
+        in _said(missed), missed.output
+    nothing = runner.invoke(app, ["recall", "zzzz qqqq", "-n", "ns-a", "--home", str(home.root)])
+    assert nothing.exit_code == 0 and nothing.output == "no matching entries\n"
+
+
 def test_a_decision_says_which_night_applies_it(home):
     """A night reads the decisions made before its day's end: one made today is applied by today's night,
     built after midnight; "the next run" (of yesterday's night, the command's default) left it out. The
