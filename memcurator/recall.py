@@ -218,12 +218,13 @@ def _fold(rows: list[dict]) -> list[dict]:
     (in ``folded``), so that a restated lesson takes one place, not one per restatement. An entry in an
     open conflict is never folded (its conflict stays in view), nor one a curator keeps apart
     (``cluster_id`` null), nor a fact valid from another time than the member it would fold into (a
-    version of the fact, not a restatement: situatedqa's current and previous answers)."""
+    version of the fact, not a restatement: situatedqa's current and previous answers), nor an entry
+    of the other tier (an active entry never hides under session material)."""
     kept: list[dict] = []
     first: dict[tuple, dict] = {}
     for row in rows:
         cluster = row.get("cluster_id")
-        key = (cluster, row.get("valid_from"))
+        key = (cluster, row.get("valid_from"), row.get("tier"))
         into = first.get(key) if cluster is not None else None
         if into is not None and not row["conflict_with"]:
             into["folded"].append(row["entry_id"])

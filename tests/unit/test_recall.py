@@ -221,6 +221,16 @@ def test_versions_of_a_fact_valid_from_other_times_are_never_folded():
     assert [(r["entry_id"], r["folded"]) for r in kept] == [("old", []), ("new", ["new again"])]
 
 
+def test_an_active_entry_never_folds_under_session_material():
+    from memcurator.recall import _fold
+
+    def row(entry_id, tier):
+        return {"entry_id": entry_id, "cluster_id": "c1", "conflict_with": [], "valid_from": None, "tier": tier}
+
+    kept = _fold([row("held", "session"), row("lesson", "active"), row("held again", "session"), row("again", "active")])
+    assert [(r["entry_id"], r["folded"]) for r in kept] == [("held", ["held again"]), ("lesson", ["again"])]
+
+
 def test_a_lesson_written_more_often_than_the_candidates_does_not_hide_the_entries_after_it(conn, home):
     """The blend re-ranks a pool of candidates; when the pool folds into fewer than k hits, recall takes a
     larger pool instead of returning fewer entries than there are."""
