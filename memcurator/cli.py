@@ -348,12 +348,7 @@ def recall_command(
     hits = recall(query, namespace, published, k=k, as_of=at, mode="raw" if raw else "curated")
     if not hits:
         with store.connect(published, read_only=True) as conn:
-            namespaces = [r[0] for r in conn.execute("select distinct namespace from core.entries").fetchall()]
-        if namespace not in namespaces:  # a namespace misspelt read as a store with nothing to say
-            close = difflib.get_close_matches(namespace, namespaces, n=3)
-            console.print(f"[red]no namespace {escape(repr(namespace))}[/] in the published store ({len(namespaces)} "
-                          "namespaces" + (f"; close: {escape(', '.join(close))})" if close else ")"))
-            raise typer.Exit(1)
+            _known_namespace(conn, namespace)
     if as_json:
         print(orjson.dumps([h.__dict__ for h in hits], option=orjson.OPT_INDENT_2).decode())
         return
@@ -366,6 +361,19 @@ def recall_command(
             console.print(f"    [bold yellow]! {escape(banner)}[/]")
         console.print(f"    [dim]{escape(h.entry_id)} · {h.cls} · {h.tier} · relevance {h.relevance:.2f} · "
                       f"score {h.score:.2f}[/]")
+
+
+def _known_namespace(conn, namespace: Optional[str]) -> None:
+    """Exit 1 naming the closest namespaces when ``namespace`` (if given) has no entry in the store: a
+    namespace misspelt read as a store with nothing to say (an empty list, exit 0)."""
+    if namespace is None:
+        return
+    namespaces = [r[0] for r in conn.execute("select distinct namespace from core.entries").fetchall()]
+    if namespace not in namespaces:
+        close = difflib.get_close_matches(namespace, namespaces, n=3)
+        console.print(f"[red]no namespace {escape(repr(namespace))}[/] in the published store ({len(namespaces)} "
+                      "namespaces" + (f"; close: {escape(', '.join(close))})" if close else ")"))
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -451,6 +459,7 @@ def review_clusters(namespace: Optional[str] = typer.Option(None, "--namespace",
                     limit: int = typer.Option(20, min=1), home: Optional[Path] = HomeOption) -> None:
     """List principle proposals, largest and most recalled first."""
     with store.connect(_published(_home(home)), read_only=True) as conn:
+        _known_namespace(conn, namespace)
         rows = conn.execute(
             """select namespace, cluster_id, member_count, recall_count, proven_count, distinct_runs, open_conflicts,
                       status, text from core.principle_proposals
@@ -568,6 +577,7 @@ def review_conflicts(namespace: Optional[str] = typer.Option(None, "--namespace"
                      limit: int = typer.Option(20, min=1), home: Optional[Path] = HomeOption) -> None:
     """The worklist: contested entries, most recalled first, with their conflicts."""
     with store.connect(_published(_home(home)), read_only=True) as conn:
+        _known_namespace(conn, namespace)
         rows = conn.execute(
             """select c.namespace, c.entry_id, c.recall_count, c.kinds, c.conflict_ids, c.is_likely_current, e.text
                from (select * from core.contested_entries c where (? is null or c.namespace = ?)
@@ -602,6 +612,7 @@ def review_suggestions(namespace: Optional[str] = typer.Option(None, "--namespac
                        limit: int = typer.Option(20, min=1), home: Optional[Path] = HomeOption) -> None:
     """New entries and the older entries they may replace; confirm one with `review confirm`."""
     with store.connect(_published(_home(home)), read_only=True) as conn:
+        _known_namespace(conn, namespace)
         rows = conn.execute(
             """select s.namespace, s.entry_id, n.text, s.candidate_id, o.text, s.basis, round(s.score, 2)
                from core.supersede_suggestions s

@@ -195,8 +195,8 @@ def test_review_members_lists_a_proposals_members_before_a_decision(home):
     assert missing.exit_code == 1 and "no cluster c_nothing" in missing.output
 
 
-def test_recall_in_a_namespace_the_store_does_not_hold_says_so(home):
-    """A misspelt namespace read as a store with nothing to say ("no matching entries", exit 0)."""
+def test_recall_and_the_queues_in_a_namespace_the_store_does_not_hold_say_so(home):
+    """A misspelt namespace read as a store with nothing to say ("no matching entries", an empty queue, exit 0)."""
     _curated_and_published(home)
     runner = CliRunner()
     missed = runner.invoke(app, ["recall", "staging cluster", "-n", "ns-b", "--home", str(home.root)])
@@ -204,6 +204,10 @@ def test_recall_in_a_namespace_the_store_does_not_hold_says_so(home):
         in _said(missed), missed.output
     nothing = runner.invoke(app, ["recall", "zzzz qqqq", "-n", "ns-a", "--home", str(home.root)])
     assert nothing.exit_code == 0 and nothing.output == "no matching entries\n"
+    for queue in ("clusters", "conflicts", "suggestions"):  # the curators' queues the same
+        listed = runner.invoke(app, ["review", queue, "-n", "ns-b", "--home", str(home.root)])
+        assert listed.exit_code == 1 and "no namespace 'ns-b'" in _said(listed), (queue, listed.output)
+        assert runner.invoke(app, ["review", queue, "-n", "ns-a", "--home", str(home.root)]).exit_code == 0
 
 
 def test_a_decision_says_which_night_applies_it(home):
