@@ -128,7 +128,7 @@ class CurationConfig:
         endpoint = values.get("judge_endpoint") or ""
         if known is not None and known.judge_endpoint and public_endpoint(known.judge_endpoint) == endpoint:
             values = values | {"judge_endpoint": known.judge_endpoint}
-        elif any(value == MASKED for _, value in parse_qsl(urlsplit(endpoint).query, keep_blank_values=True)):
+        elif masks_endpoint(values):
             raise SettingsError(
                 f"the night ran with the chat judge at {endpoint!r}, whose query values the store does not keep: "
                 "give the endpoint in the home's settings.toml (judge_endpoint), or put the judge's key in "
@@ -191,6 +191,13 @@ def switch(value: str) -> bool:
 
 
 MASKED = "***"  # a query value as public_endpoint shows it
+
+
+def masks_endpoint(recorded: dict) -> bool:
+    """Whether settings as a night records them hold a judge endpoint whose query values are masked: only
+    then are settings at hand needed to ask the judge (CurationConfig.from_recorded)."""
+    query = urlsplit(recorded.get("judge_endpoint") or "").query
+    return any(value == MASKED for _, value in parse_qsl(query, keep_blank_values=True))
 
 
 def public_endpoint(url: str) -> str:

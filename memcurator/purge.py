@@ -38,7 +38,7 @@ import duckdb
 import orjson
 
 from memcurator import changes, ingest, rederive, store
-from memcurator.config import CurationConfig, read_settings
+from memcurator.config import CurationConfig, masks_endpoint, read_settings
 from memcurator.home import Home
 from memcurator.night import derive_night
 
@@ -187,9 +187,12 @@ def purge(home: Home, kind: str, target: str, reason: str, cfg: CurationConfig |
         target_sha256=hashlib.sha256(target.encode()).hexdigest(), reason=reason)
     with store.connect_when_free(home.store, wait_seconds, log) as conn:  # the exclusive lock: no night interleaves
         # the night derived as it was, but for the purged events: with its settings, not the defaults
-        # (read first: a purge that cannot derive the night again removes nothing)
-        cfg = cfg or CurationConfig.from_recorded(rederive.night_settings(conn),
-                                                  CurationConfig(**read_settings(home.settings)))
+        # (read first: a purge that cannot derive the night again removes nothing); the home's settings
+        # only where the record masked the judge's endpoint (a file a night cannot read stops no purge)
+        if cfg is None:
+            recorded = rederive.night_settings(conn)
+            known = CurationConfig(**read_settings(home.settings)) if masks_endpoint(recorded) else None
+            cfg = CurationConfig.from_recorded(recorded, known)
         # the folders a killed night, re-derivation check or profile left beside the store hold entries'
         # texts or copies of the store or of its events: none may keep what the purge removes
         store.remove_every_spill(home.store)

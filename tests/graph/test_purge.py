@@ -301,3 +301,24 @@ def test_a_purge_asks_the_chat_judge_at_its_own_url_or_removes_nothing(tmp_path,
     home.settings.write_text(f'judge_endpoint = "{endpoint}"\n')
     purge(home, "namespace", GONE, "tenant left")
     assert derived_with == [endpoint]
+
+
+def test_a_purge_needs_the_homes_settings_only_for_a_masked_judge_endpoint(tmp_path):
+    """A settings.toml a night cannot read stops the nights, not a purge of a store whose nights asked no
+    chat judge at a URL with a key."""
+    from memcurator.config import SettingsError, read_settings
+    from memcurator.night import ingest_and_derive
+
+    home = Home.from_env(tmp_path / "home").ensure()
+    write_jsonl(home.landing / "a.jsonl", [
+        write("rotate the vault keys every fortnight", entry_id="g1", namespace=GONE, ts="2026-11-01T10:00:00Z"),
+        write(NEIGHBOUR, entry_id="s1", namespace=STAYS, ts="2026-10-01T10:00:00Z"),
+    ])
+    with store.connect(home.store) as conn:
+        ingest_and_derive(conn, home.landing, datetime(2026, 11, 2))
+    home.settings.write_text("max_idle_days = 'sixty'\n")
+    with pytest.raises(SettingsError):
+        read_settings(home.settings)
+    purge(home, "namespace", GONE, "tenant left")
+    with store.connect(home.store, read_only=True) as conn:
+        assert conn.execute("select distinct namespace from raw.events").fetchall() == [(STAYS,)]
