@@ -18,12 +18,12 @@ SECTIONS = [
     ("checks", "select ts, status, error_class, actor, corrected_by from core.checks "
                "where namespace = $ns and entry_id = $id order by ts"),
     # every conflict of the entry, open ones first (the recall view's banners quote three and send here)
-    ("conflicts", "select conflict_id, case when entry_a = $id then entry_b else entry_a end as other_entry, "
-                  "status, kind, detector, evidence, likely_current, resolution_reason, "
-                  "(select left(text, 80) from core.entries as e where e.namespace = k.namespace "
-                  " and e.entry_id = case when k.entry_a = $id then k.entry_b else k.entry_a end) as other_text "
-                  "from core.contradictions as k where namespace = $ns and (entry_a = $id or entry_b = $id) "
-                  "order by status <> 'open', conflict_id"),
+    ("conflicts", "select k.conflict_id, k.other_entry, k.status, k.kind, k.detector, k.evidence, k.likely_current, "
+                  "k.resolution_reason, left(e.text, 80) as other_text "
+                  "from (select *, case when entry_a = $id then entry_b else entry_a end as other_entry "
+                  "      from core.contradictions where namespace = $ns and (entry_a = $id or entry_b = $id)) as k "
+                  "left join core.entries as e on e.namespace = k.namespace and e.entry_id = k.other_entry "
+                  "order by k.status <> 'open', k.conflict_id"),
     # the entry's near-duplicates (recall folds them into one hit) and what a curator decided on them
     ("near-duplicate cluster", "select c.cluster_id, c.member_count, round(c.mean_similarity, 3) as mean_similarity, "
                                "p.status as proposal, p.principle_id, p.decided_by, p.decision_reason "
